@@ -1,0 +1,33 @@
+# Set-up and checks. `make run` and `make test` each create .venv when it is missing.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint bench clean
+
+install: $(STAMP)
+
+# torch is installed first, pinned, so that pip takes the CPU build on disk and never a CUDA build.
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/psro run --game kuhn_poker --oracle exact --meta-solver nash \
+		--iterations 12 --seed 0 --out runs/default
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check solvers games psro experiments tests
+
+test: lint
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) experiments/bench_solvers.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache

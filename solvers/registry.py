@@ -1,0 +1,181 @@
+"""Meta-solvers by name: ``get(name, **options)`` returns ``f(payoffs) -> mixtures``.
+
+Configs and the command line name meta-solvers by string. Options are checked when the solver
+is made: an unknown name, an unknown option or a bad option value raises ``ValueError`` that
+lists what is accepted, so a misspelt option is never ignored silently.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+
+from solvers import heuristics, iterative
+from solvers.alpharank import alpharank
+from solvers.bimatrix import NASH_METHODS, nash
+from solvers.correlated import (
+    OBJECTIVES,
+    coarse_correlated_equilibrium,
+    correlated_equilibrium,
+)
+
+MetaSolver = Callable[..., list[np.ndarray]]
+
+
+def _check_choice(value, name: str, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+
+
+def _nash(method: str = "auto") -> MetaSolver:
+    _check_choice(method, "method", NASH_METHODS)
+    return lambda payoffs: nash(payoffs, method=method)
+
+
+def _uniform() -> MetaSolver:
+    return heuristics.uniform
+
+
+def _latest() -> MetaSolver:
+    return heuristics.latest
+
+
+def _latest_mix(p: float = 0.8) -> MetaSolver:
+    iterative._check_range(p, "p", 0.0, 1.0)
+    return lambda payoffs: heuristics.latest_mix(payoffs, p=p)
+
+
+def _pfsp(weighting: str = "hard", exponent: float = 2.0) -> MetaSolver:
+    _check_choice(weighting, "weighting", heuristics.PFSP_WEIGHTINGS)
+    iterative._check_range(exponent, "exponent", 0.0, 1e6, lo_open=True)
+    return lambda payoffs: heuristics.pfsp(payoffs, weighting=weighting, exponent=exponent)
+
+
+def _rectified(method: str = "auto") -> MetaSolver:
+    _check_choice(method, "method", NASH_METHODS)
+    return lambda payoffs: heuristics.rectified(payoffs, method=method)
+
+
+def _prd(iterations: int = 10000, step: float = 0.05, exploration: float = 1e-10,
+         average_over_last: float = 1.0) -> MetaSolver:
+    iterative._check_positive_int(iterations, "iterations")
+    iterative._check_range(step, "step", 0.0, 1.0, lo_open=True)
+    iterative._check_range(exploration, "exploration", 0.0, 1.0)
+    iterative._check_range(average_over_last, "average_over_last", 0.0, 1.0, lo_open=True)
+    return lambda payoffs: iterative.projected_replicator_dynamics(
+        payoffs, iterations=iterations, step=step, exploration=exploration,
+        average_over_last=average_over_last)
+
+
+def _replicator(iterations: int = 10000, step: float = 0.05,
+                average_over_last: float = 1.0) -> MetaSolver:
+    iterative._check_positive_int(iterations, "iterations")
+    iterative._check_range(step, "step", 0.0, 1.0, lo_open=True)
+    iterative._check_range(average_over_last, "average_over_last", 0.0, 1.0, lo_open=True)
+    return lambda payoffs: iterative.replicator_dynamics(
+        payoffs, iterations=iterations, step=step, average_over_last=average_over_last)
+
+
+def _fictitious_play(iterations: int = 10000, seed: int = 0) -> MetaSolver:
+    iterative._check_positive_int(iterations, "iterations")
+    return lambda payoffs: iterative.fictitious_play(payoffs, iterations=iterations, seed=seed)
+
+
+def _regret_matching(iterations: int = 10000, plus: bool = True) -> MetaSolver:
+    iterative._check_positive_int(iterations, "iterations")
+    return lambda payoffs: iterative.regret_matching(payoffs, iterations=iterations, plus=plus)
+
+
+def _alpharank(alpha: float = 100.0, population_size: int = 50,
+               perturbation: float = 1e-10) -> MetaSolver:
+    iterative._check_range(alpha, "alpha", 0.0, np.inf, lo_open=True)
+    iterative._check_positive_int(population_size, "population_size")
+    return lambda payoffs: alpharank(payoffs, alpha=alpha, population_size=population_size,
+                                     perturbation=perturbation).marginals
+
+
+def _ce(objective: str = "entropy") -> MetaSolver:
+    _check_choice(objective, "objective", OBJECTIVES)
+    return lambda payoffs: correlated_equilibrium(payoffs, objective=objective).marginals
+
+
+def _cce(objective: str = "entropy") -> MetaSolver:
+    _check_choice(objective, "objective", OBJECTIVES)
+    return lambda payoffs: coarse_correlated_equilibrium(payoffs, objective=objective).marginals
+
+
+_FACTORIES: dict[str, Callable[..., MetaSolver]] = {
+    "nash": _nash,
+    "uniform": _uniform,
+    "latest": _latest,
+    "latest_mix": _latest_mix,
+    "pfsp": _pfsp,
+    "rectified": _rectified,
+    "prd": _prd,
+    "replicator": _replicator,
+    "fictitious_play": _fictitious_play,
+    "regret_matching": _regret_matching,
+    "alpharank": _alpharank,
+    "ce": _ce,
+    "cce": _cce,
+}
+
+DESCRIPTIONS = {
+    "nash": "Nash equilibrium, two players (zero-sum LP or Lemke-Howson)",
+    "uniform": "uniform over the pool (fictitious play)",
+    "latest": "newest member only (self-play)",
+    "latest_mix": "newest with probability p, else uniform over the rest",
+    "pfsp": "prioritized fictitious self-play, weighted by the learner's losses",
+    "rectified": "rectified Nash (PSRO_rN), two players",
+    "prd": "projected replicator dynamics, N players",
+    "replicator": "replicator dynamics, N players",
+    "fictitious_play": "fictitious play, N players",
+    "regret_matching": "regret matching(+), N players",
+    "alpharank": "alpha-rank marginals, N players",
+    "ce": "correlated equilibrium marginals (max entropy / Gini / welfare), N players",
+    "cce": "coarse correlated equilibrium marginals, N players",
+}
+
+
+def names() -> tuple[str, ...]:
+    """Every meta-solver name that :func:`get` accepts."""
+    return tuple(_FACTORIES)
+
+
+def options(name: str) -> dict[str, object]:
+    """The options a meta-solver accepts, with their defaults."""
+    factory = _factory(name)
+    return {k: p.default for k, p in inspect.signature(factory).parameters.items()}
+
+
+def _factory(name: str):
+    if not isinstance(name, str) or name not in _FACTORIES:
+        raise ValueError(f"unknown meta-solver {name!r}; accepted: {', '.join(_FACTORIES)}")
+    return _FACTORIES[name]
+
+
+def get(name: str, **opts) -> MetaSolver:
+    """The meta-solver ``name`` configured with ``opts``: a function ``f(payoffs) -> mixtures``.
+
+    >>> import numpy as np, solvers
+    >>> f = solvers.get("latest_mix", p=0.5)
+    >>> [m.tolist() for m in f([np.zeros((3, 3)), np.zeros((3, 3))])]
+    [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5]]
+    """
+    factory = _factory(name)
+    accepted = options(name)
+    unknown = sorted(set(opts) - set(accepted))
+    if unknown:
+        listed = ", ".join(f"{k} (default {v!r})" for k, v in accepted.items()) or "none"
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} for meta-solver {name!r}; "
+                         f"accepted: {listed}")
+    solver = factory(**opts)
+
+    def meta_solver(payoffs) -> list[np.ndarray]:
+        return [np.asarray(m, float) for m in solver(payoffs)]
+
+    meta_solver.__name__ = name
+    meta_solver.__doc__ = f"Meta-solver {name!r} with options {opts}: {DESCRIPTIONS[name]}."
+    return meta_solver

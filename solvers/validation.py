@@ -1,0 +1,144 @@
+"""Input checks shared by every solver.
+
+A *game* is a list of per-player payoff arrays: ``payoffs[p][i_0, ..., i_{N-1}]`` is player
+p's payoff when player q plays its strategy ``i_q``. All arrays share one shape
+``(n_0, ..., n_{N-1})`` with one axis per player. A single 2-D array ``A`` stands for the
+two-player zero-sum game ``[A, -A]``.
+
+A *mixture* is a 1-D array of non-negative numbers summing to 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+MIXTURE_SUM_TOL = 1e-6
+"""How far from 1 a supplied mixture may sum before it is refused."""
+
+
+class PayoffError(ValueError):
+    """Payoffs or mixtures that no solver can accept; the message says what is wrong."""
+
+
+def _as_float_array(value, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=float)
+    except (ValueError, TypeError) as err:
+        raise PayoffError(
+            f"{what} is not a rectangular array of numbers (ragged rows or non-numeric "
+            f"entries): {err}"
+        ) from None
+    return array
+
+
+def as_payoffs(payoffs) -> list[np.ndarray]:
+    """Validate a game and return it as a list of float arrays, one per player.
+
+    Accepts a 2-D array ``A`` (read as the zero-sum game ``[A, -A]``) or a sequence of N arrays,
+    each with N axes and the same shape. Raises :class:`PayoffError` (a ``ValueError``) for
+    anything else: NaN or infinite entries, empty axes, ragged rows, mismatched shapes, or a
+    number of axes that differs from the number of players.
+    """
+    if isinstance(payoffs, (str, bytes)) or not isinstance(payoffs, (np.ndarray, Sequence)):
+        raise PayoffError(
+            f"payoffs must be a 2-D array or a list of per-player arrays; got "
+            f"{type(payoffs).__name__}"
+        )
+    if isinstance(payoffs, np.ndarray) or (
+        len(payoffs) > 0 and _ndim(payoffs[0]) < 2
+    ):
+        matrix = _as_float_array(payoffs, "the payoff matrix")
+        if matrix.ndim != 2:
+            raise PayoffError(
+                f"a single payoff array must be a 2-D matrix (the zero-sum game [A, -A]); got "
+                f"{matrix.ndim} axes. For N players pass a list of N arrays with N axes each."
+            )
+        arrays = [matrix, -matrix]
+    else:
+        if len(payoffs) < 2:
+            raise PayoffError(
+                f"a game needs payoffs for at least 2 players; got {len(payoffs)} array(s)"
+            )
+        arrays = [_as_float_array(a, f"payoffs[{p}]") for p, a in enumerate(payoffs)]
+    n_players = len(arrays)
+    shape = arrays[0].shape
+    for p, array in enumerate(arrays):
+        if array.ndim != n_players:
+            raise PayoffError(
+                f"payoffs[{p}] has {array.ndim} axes but there are {n_players} players; each "
+                f"player's array needs one axis per player"
+            )
+        if array.shape != shape:
+            raise PayoffError(
+                f"payoffs[{p}] has shape {array.shape} but payoffs[0] has shape {shape}; all "
+                f"players' arrays must have the same shape"
+            )
+        if array.size == 0:
+            raise PayoffError(f"payoffs[{p}] is empty (shape {array.shape}); every player needs "
+                              f"at least one strategy")
+        if not np.all(np.isfinite(array)):
+            bad = "NaN" if np.isnan(array).any() else "infinite"
+            raise PayoffError(f"payoffs[{p}] contains {bad} entries; payoffs must be finite")
+    return arrays
+
+
+def _ndim(value) -> int:
+    """Number of axes of an array or nested list; 0 when it cannot be read as an array."""
+    try:
+        return np.ndim(value)
+    except ValueError:  # ragged nesting: let the array conversion report it
+        return 2
+
+
+def as_mixture(mixture, size: int, what: str = "mixture") -> np.ndarray:
+    """Validate one mixture of length ``size``; returns it as floats renormalised to sum to 1.
+
+    Raises :class:`PayoffError` when it is not 1-D, has the wrong length, has NaN, infinite or
+    negative entries, or sums further than ``MIXTURE_SUM_TOL`` from 1.
+    """
+    array = _as_float_array(mixture, what)
+    if array.ndim != 1:
+        raise PayoffError(f"{what} must be a 1-D array; got shape {array.shape}")
+    if array.shape[0] != size:
+        raise PayoffError(f"{what} has length {array.shape[0]} but the player has {size} "
+                          f"strategies")
+    if not np.all(np.isfinite(array)):
+        raise PayoffError(f"{what} contains NaN or infinite entries")
+    if np.any(array < -1e-12):
+        raise PayoffError(f"{what} has negative entries (min {array.min():.3g})")
+    total = array.sum()
+    if abs(total - 1.0) > MIXTURE_SUM_TOL:
+        raise PayoffError(f"{what} sums to {total:.9g}, not 1")
+    array = np.clip(array, 0.0, None)
+    return array / array.sum()
+
+
+def as_mixtures(mixtures, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Validate one mixture per player for a game of the given shape."""
+    if isinstance(mixtures, np.ndarray) and mixtures.ndim == 1:
+        raise PayoffError("mixtures must be a list with one 1-D mixture per player")
+    try:
+        count = len(mixtures)
+    except TypeError:
+        raise PayoffError("mixtures must be a list with one 1-D mixture per player") from None
+    if count != len(shape):
+        raise PayoffError(f"got {count} mixtures for a game of {len(shape)} players")
+    pairs = enumerate(zip(mixtures, shape, strict=True))
+    return [as_mixture(m, n, f"mixtures[{p}]") for p, (m, n) in pairs]
+
+
+def payoff_scale(payoffs: Sequence[np.ndarray]) -> float:
+    """The largest absolute payoff, at least 1e-300: tolerances are stated relative to it."""
+    return max(max(float(np.abs(a).max()) for a in payoffs), 1e-300)
+
+
+def constant_sum(payoffs: Sequence[np.ndarray], rtol: float = 1e-9) -> float | None:
+    """The constant ``c`` if the payoffs sum to ``c`` at every profile (within ``rtol`` of the
+    payoff scale), else None. Detection is by tolerance, never exact equality."""
+    total = np.sum(payoffs, axis=0)
+    c = float(total.mean())
+    if float(np.abs(total - c).max()) <= rtol * payoff_scale(payoffs):
+        return c
+    return None

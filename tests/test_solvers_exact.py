@@ -1,0 +1,153 @@
+"""Worked examples with known answers for the exact two-player solvers."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import solvers
+from solvers.metrics import nash_conv
+
+RPS = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], float)
+MATCHING_PENNIES = np.array([[1, -1], [-1, 1]], float)
+
+
+def test_rock_paper_scissors_value_and_mixtures():
+    x, y, value = solvers.zero_sum_nash(RPS)
+    np.testing.assert_allclose(x, [1 / 3] * 3, atol=1e-12)
+    np.testing.assert_allclose(y, [1 / 3] * 3, atol=1e-12)
+    assert abs(value) < 1e-12
+
+
+def test_biased_rps_known_equilibrium():
+    # Biased RPS (paper beats rock by 2, rock beats scissors by 2... here: weights 1, 2, 3):
+    # A = [[0, -1, 2], [1, 0, -3]... ] solved by hand below via the indifference equations.
+    A = np.array([[0, -1, 2], [1, 0, -3], [-2, 3, 0]], float)
+    x, y, value = solvers.zero_sum_nash(A)
+    # Indifference: the unique equilibrium is (1/2, 1/3, 1/6) for both, value 0.
+    np.testing.assert_allclose(x, [1 / 2, 1 / 3, 1 / 6], atol=1e-10)
+    np.testing.assert_allclose(y, [1 / 2, 1 / 3, 1 / 6], atol=1e-10)
+    assert abs(value) < 1e-12
+
+
+def test_zero_sum_edge_shapes():
+    x, y, v = solvers.zero_sum_nash([[1.0, 2.0, 3.0]])
+    assert x.tolist() == [1.0] and y[0] == pytest.approx(1.0) and v == pytest.approx(1.0)
+    x, y, v = solvers.zero_sum_nash([[1.0], [5.0], [2.0]])
+    assert x[1] == pytest.approx(1.0) and v == pytest.approx(5.0)
+    x, y, v = solvers.zero_sum_nash(np.full((3, 4), 7.0))
+    assert v == pytest.approx(7.0) and x.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1.0, 1e9])
+def test_zero_sum_badly_scaled(scale):
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((40, 30)) * scale
+    x, y, v = solvers.zero_sum_nash(A)
+    assert nash_conv(A, [x, y]) <= 1e-9 * np.abs(A).max()
+    assert v == pytest.approx(x @ A @ y)
+
+
+def test_matching_pennies_lemke_howson():
+    x, y = solvers.nash([MATCHING_PENNIES, -MATCHING_PENNIES], method="lemke_howson")
+    np.testing.assert_allclose(x, [0.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(y, [0.5, 0.5], atol=1e-12)
+
+
+def test_battle_of_the_sexes_has_three_equilibria():
+    A = np.array([[3, 0], [0, 2]], float)
+    B = np.array([[2, 0], [0, 3]], float)
+    eqs = solvers.equilibria([A, B])
+    assert len(eqs) == 3
+    mixed = [e for e in eqs if 0 < e[0][0] < 1]
+    np.testing.assert_allclose(mixed[0][0], [3 / 5, 2 / 5], atol=1e-12)
+    np.testing.assert_allclose(mixed[0][1], [2 / 5, 3 / 5], atol=1e-12)
+    assert len(solvers.equilibria([A, B], method="vertex_enumeration")) == 3
+
+
+def test_prisoners_dilemma_unique_equilibrium_all_methods():
+    A = np.array([[3, 0], [5, 1]], float)
+    for method in ["auto", "lemke_howson", "support_enumeration", "vertex_enumeration"]:
+        x, y = solvers.nash([A, A.T], method=method)
+        np.testing.assert_allclose(x, [0, 1], atol=1e-12)
+        np.testing.assert_allclose(y, [0, 1], atol=1e-12)
+
+
+def test_degenerate_game_lemke_howson():
+    # von Stengel's degenerate 3x2 example: a continuum of equilibria.
+    A = np.array([[3, 3], [2, 5], [0, 6]], float)
+    B = np.array([[3, 2], [2, 6], [3, 1]], float)
+    for label in range(5):
+        x, y = solvers.lemke_howson(A, B, initial_label=label)
+        assert nash_conv([A, B], [x, y]) < 1e-12
+    assert len(solvers.equilibria([A, B])) == 3
+
+
+def test_constant_sum_detected_with_tolerance():
+    A = np.array([[2.0, 0.5], [0.0, 3.0]])
+    B = 5.0 - A + 1e-13  # not exactly constant-sum
+    assert solvers.constant_sum([A, B]) == pytest.approx(5.0)
+    x, y = solvers.nash([A, B], method="zero_sum")
+    x0, y0, _ = solvers.zero_sum_nash(A)
+    np.testing.assert_allclose(x, x0)
+    with pytest.raises(ValueError, match="constant-sum"):
+        solvers.nash([A, A], method="zero_sum")
+
+
+def test_methods_agree_where_equilibrium_is_unique():
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((6, 6))
+    ref_x, ref_y, _ = solvers.zero_sum_nash(A)
+    for method in ["lemke_howson", "support_enumeration", "vertex_enumeration"]:
+        x, y = solvers.nash([A, -A], method=method)
+        np.testing.assert_allclose(x, ref_x, atol=1e-8)
+        np.testing.assert_allclose(y, ref_y, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [50, 200])
+def test_lemke_howson_large_general_sum(n):
+    rng = np.random.default_rng(n)
+    A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    x, y = solvers.nash([A, B])
+    assert nash_conv([A, B], [x, y]) <= solvers.NASH_RTOL * max(np.abs(A).max(), np.abs(B).max())
+
+
+def test_lemke_howson_large_degenerate():
+    rng = np.random.default_rng(1)
+    A = rng.integers(0, 3, (60, 60)).astype(float)
+    B = rng.integers(0, 3, (60, 60)).astype(float)
+    x, y = solvers.nash([A, B], method="lemke_howson")
+    assert nash_conv([A, B], [x, y]) <= 1e-8 * 2
+
+
+def test_nash_refuses_three_players():
+    game = [np.zeros((2, 2, 2))] * 3
+    with pytest.raises(ValueError, match="two-player"):
+        solvers.nash(game)
+
+
+finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(float, st.tuples(st.integers(1, 7), st.integers(1, 7)), elements=finite))
+def test_zero_sum_property(A):
+    x, y, v = solvers.zero_sum_nash(A)
+    scale = max(np.abs(A).max(), 1e-300)
+    assert nash_conv(A, [x, y]) <= solvers.ZERO_SUM_RTOL * scale + 1e-300
+    assert abs(v - x @ A @ y) <= 1e-9 * max(scale, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**31 - 1), st.booleans())
+def test_lemke_howson_property(n, m, seed, integer):
+    rng = np.random.default_rng(seed)
+    if integer:  # small integer payoffs: many degenerate games
+        A, B = rng.integers(-2, 3, (n, m)).astype(float), rng.integers(-2, 3, (n, m)).astype(float)
+    else:
+        A, B = rng.standard_normal((n, m)), rng.standard_normal((n, m))
+    x, y = solvers.nash([A, B], method="lemke_howson")
+    scale = max(np.abs(A).max(), np.abs(B).max(), 1e-300)
+    assert nash_conv([A, B], [x, y]) <= solvers.NASH_RTOL * scale
+    assert x.sum() == pytest.approx(1) and (x >= 0).all() and (y >= 0).all()

@@ -1,0 +1,66 @@
+"""Bad input raises ValueError naming the problem; solvers/ never imports torch or pyspiel."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import solvers
+
+
+@pytest.mark.parametrize("payoffs,match", [
+    ([[1.0, np.nan], [0.0, 1.0]], "NaN"),
+    ([[1.0, np.inf], [0.0, 1.0]], "infinite"),
+    (np.zeros((0, 3)), "empty"),
+    ([[1.0, 2.0], [3.0]], "ragged"),
+    (np.zeros(3), "2-D matrix"),
+    (np.zeros((2, 2, 2)), "2-D matrix"),
+    ([np.zeros((2, 2)), np.zeros((2, 3))], "same shape"),
+    ([np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2))], "one axis per player"),
+    ([np.zeros((2, 2))], "at least 2 players"),
+    ("rock", "2-D array or a list"),
+])
+def test_bad_payoffs(payoffs, match):
+    for call in (solvers.nash, solvers.get("prd"), solvers.get("alpharank"), solvers.get("ce"),
+                 lambda g: solvers.nash_conv(g, [[1.0], [1.0]])):
+        with pytest.raises(ValueError, match=match):
+            call(payoffs)
+
+
+def test_zero_sum_nash_bad_input():
+    with pytest.raises(ValueError, match="NaN"):
+        solvers.zero_sum_nash([[np.nan]])
+    with pytest.raises(ValueError, match="empty"):
+        solvers.zero_sum_nash(np.zeros((2, 0)))
+
+
+@pytest.mark.parametrize("mixtures,match", [
+    ([[0.5, 0.5], [1.0, 0.0]], "length 2 but the player has 3"),
+    ([[0.5, 0.5, 0.0]], "got 1 mixtures"),
+    ([[0.5, 0.6, 0.0], [1 / 3] * 3], "sums to"),
+    ([[1.5, -0.5, 0.0], [1 / 3] * 3], "negative"),
+    ([[np.nan, 0.5, 0.5], [1 / 3] * 3], "NaN"),
+    (np.ones(3) / 3, "one 1-D mixture per player"),
+])
+def test_bad_mixtures(mixtures, match):
+    with pytest.raises(ValueError, match=match):
+        solvers.nash_conv(np.zeros((3, 3)), mixtures)
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match="iterations must be a positive integer"):
+        solvers.regret_matching(np.zeros((2, 2)), iterations=0)
+    with pytest.raises(ValueError, match="unknown nash method"):
+        solvers.nash(np.zeros((2, 2)), method="lemke")
+    with pytest.raises(ValueError, match="weighting"):
+        solvers.pfsp(np.zeros((2, 2)), weighting="soft")
+
+
+def test_solvers_import_alone():
+    code = ("import sys, solvers; "
+            "bad = [m for m in ('torch', 'pyspiel', 'open_spiel', 'psro', 'games') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,190 @@
+"""Iterative solvers, alpha-rank, correlated equilibria, heuristics, ratings and metrics."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import solvers
+from solvers.metrics import nash_conv
+
+RPS = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], float)
+BIASED_RPS = np.array([[0, -1, 2], [1, 0, -3], [-2, 3, 0]], float)  # Nash (1/2, 1/3, 1/6)
+CHICKEN = [np.array([[0, 7], [2, 6]], float), np.array([[0, 2], [7, 6]], float)]
+
+
+def test_metrics_known_values():
+    # Pure rock against uniform: each player can gain nothing / 1.
+    uniform = np.full(3, 1 / 3)
+    rock = np.array([1.0, 0, 0])
+    gains = solvers.deviation_gains(RPS, [rock, uniform])
+    np.testing.assert_allclose(gains, [0.0, 1.0])
+    assert solvers.nash_conv(RPS, [rock, rock]) == pytest.approx(2.0)
+    assert solvers.exploitability(RPS, [rock, rock]) == pytest.approx(1.0)
+    np.testing.assert_allclose(solvers.expected_payoffs(CHICKEN, [[0, 1], [0, 1]]), [6, 6])
+
+
+def test_three_player_metrics():
+    rng = np.random.default_rng(0)
+    game = [rng.standard_normal((2, 3, 4)) for _ in range(3)]
+    mix = [np.eye(2)[0], np.eye(3)[1], np.eye(4)[2]]
+    gains = solvers.deviation_gains(game, mix)
+    for p in range(3):
+        line = np.moveaxis(game[p], p, 0)[(slice(None),) + tuple(
+            [0, 1, 2][q] for q in range(3) if q != p)]
+        assert gains[p] == pytest.approx(line.max() - game[p][0, 1, 2])
+
+
+@pytest.mark.parametrize("name,tol", [
+    ("prd", 0.03), ("replicator", 0.03), ("fictitious_play", 0.05), ("regret_matching", 1e-3),
+])
+def test_iterative_solvers_on_biased_rps(name, tol):
+    mix = solvers.get(name)(BIASED_RPS)
+    assert nash_conv(BIASED_RPS, mix) < tol
+    np.testing.assert_allclose(mix[0], [1 / 2, 1 / 3, 1 / 6], atol=0.02)
+
+
+def test_prd_exploration_floor_and_seeded_fictitious_play():
+    mix = solvers.projected_replicator_dynamics([[5.0, 5.0], [0.0, 0.0]], iterations=2000,
+                                                exploration=0.1)
+    assert mix[0].min() >= 0.1 / 2 - 1e-12
+    a = solvers.fictitious_play(RPS, iterations=300, seed=4)
+    b = solvers.fictitious_play(RPS, iterations=300, seed=4)
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_regret_matching_three_player_approaches_cce():
+    # In N-player games regret matching's average play approaches the CCE set; its marginals
+    # are not an equilibrium in general, but a dominance-solvable game is solved exactly.
+    game = [np.zeros((2, 2, 2)) for _ in range(3)]
+    for p in range(3):
+        idx = [slice(None)] * 3
+        idx[p] = 1
+        game[p][tuple(idx)] = 1.0  # strategy 1 strictly dominates for everyone
+    mix = solvers.regret_matching(game, iterations=500)
+    assert all(m[1] > 0.99 for m in mix)
+
+
+def test_alpharank_matches_openspiel():
+    from open_spiel.python.egt import alpharank as os_alpharank
+
+    rng = np.random.default_rng(5)
+    A, B = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    ours = solvers.alpharank([A, B], alpha=10, population_size=20).stationary.ravel()
+    theirs = os_alpharank.compute([A, B], alpha=10, m=20, verbose=False)[2]
+    np.testing.assert_allclose(ours, theirs, atol=1e-8)
+
+
+def test_alpharank_known_rankings():
+    pd = [np.array([[3, 0], [5, 1]], float), np.array([[3, 5], [0, 1]], float)]
+    result = solvers.alpharank(pd)
+    assert result.stationary[1, 1] > 0.999  # mutual defection is the sink
+    np.testing.assert_allclose(solvers.alpharank(RPS).marginals[0], [1 / 3] * 3, atol=1e-9)
+    rng = np.random.default_rng(1)
+    three = [rng.standard_normal((3, 3, 3)) for _ in range(3)]
+    r = solvers.alpharank(three)
+    assert r.stationary.shape == (3, 3, 3) and r.stationary.sum() == pytest.approx(1)
+
+
+def test_chicken_correlated_equilibria():
+    welfare = solvers.correlated_equilibrium(CHICKEN, objective="welfare")
+    # Aumann's chicken: the welfare-maximising CE is 1/4, 1/4 on the asymmetric outcomes and
+    # 1/2 on (swerve, swerve), worth 10.5 in total.
+    np.testing.assert_allclose(welfare.joint, [[0, 0.25], [0.25, 0.5]], atol=1e-9)
+    for objective in ["entropy", "gini"]:
+        ce = solvers.correlated_equilibrium(CHICKEN, objective=objective)
+        gains = solvers.correlated_gains(CHICKEN, ce.joint)
+        assert gains.max() <= solvers.CE_RTOL * 7
+        assert ce.joint.min() > 0.1  # interior: max entropy / Gini spreads the mass
+
+
+def test_max_entropy_beats_other_ce_in_entropy():
+    def entropy(p):
+        p = p[p > 0]
+        return -(p * np.log(p)).sum()
+
+    ent = solvers.correlated_equilibrium(CHICKEN, "entropy").joint
+    gini = solvers.correlated_equilibrium(CHICKEN, "gini").joint
+    welfare = solvers.correlated_equilibrium(CHICKEN, "welfare").joint
+    assert entropy(ent.ravel()) >= entropy(gini.ravel()) - 1e-9
+    assert entropy(ent.ravel()) >= entropy(welfare.ravel()) - 1e-9
+    assert (gini**2).sum() <= (ent**2).sum() + 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 3), st.integers(2, 3), st.integers(0, 2**31 - 1),
+       st.sampled_from(["entropy", "gini", "welfare"]), st.booleans())
+def test_ce_cce_constraints_hold(n_players, n_actions, seed, objective, coarse):
+    rng = np.random.default_rng(seed)
+    shape = (n_actions,) * n_players
+    game = [rng.standard_normal(shape) for _ in range(n_players)]
+    solve = solvers.coarse_correlated_equilibrium if coarse else solvers.correlated_equilibrium
+    result = solve(game, objective=objective)
+    assert result.joint.min() >= 0 and result.joint.sum() == pytest.approx(1)
+    gains = solvers.correlated_gains(game, result.joint, coarse=coarse)
+    assert gains.max() <= solvers.CE_RTOL * max(np.abs(g).max() for g in game)
+    if not coarse:  # every CE is a CCE
+        assert solvers.correlated_gains(game, result.joint, coarse=True).max() <= 1e-7
+
+
+def test_heuristics():
+    game = [np.zeros((4, 3)), np.zeros((4, 3))]
+    assert [m.tolist() for m in solvers.uniform(game)] == [[0.25] * 4, [1 / 3] * 3]
+    assert [m.tolist() for m in solvers.latest(game)] == [[0, 0, 0, 1], [0, 0, 1]]
+    mix = solvers.latest_mix(game, p=0.8)
+    np.testing.assert_allclose(mix[0], [0.2 / 3] * 3 + [0.8])
+    np.testing.assert_allclose(mix[1], [0.1, 0.1, 0.8])
+    assert solvers.latest_mix([np.zeros((1, 1))] * 2)[0].tolist() == [1.0]
+
+
+def test_pfsp_weights_opponents_the_learner_loses_to():
+    # Player 1's newest member is scissors: it loses to rock, beats paper, ties scissors.
+    mix = solvers.pfsp(RPS, weighting="hard", exponent=1.0)
+    np.testing.assert_allclose(mix[0], [1.0, 0.0, 0.5] / np.array(1.5))
+    variance = solvers.pfsp(RPS, weighting="variance")
+    np.testing.assert_allclose(variance[0], [0, 0, 1])
+
+
+def test_rectified_drops_beaten_opponents():
+    mix = solvers.rectified(RPS)
+    np.testing.assert_allclose(mix[0], [0.5, 0.0, 0.5])  # paper is beaten by the newest
+
+
+def test_registry_names_and_errors():
+    for name in ["nash", "uniform", "latest", "latest_mix", "pfsp", "rectified", "prd",
+                 "replicator", "fictitious_play", "regret_matching", "alpharank", "ce", "cce"]:
+        mixtures = solvers.get(name)(RPS)
+        assert len(mixtures) == 2 and all(m.sum() == pytest.approx(1) for m in mixtures)
+    with pytest.raises(ValueError, match="accepted: nash, uniform"):
+        solvers.get("nahs")
+    with pytest.raises(ValueError, match="itrations.*accepted: iterations"):
+        solvers.get("prd", itrations=10)
+    with pytest.raises(ValueError, match="p must be in"):
+        solvers.get("latest_mix", p=1.5)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        solvers.get("ce", objective="max_entropy")
+    with pytest.raises(ValueError, match="two-player"):
+        solvers.get("nash")([np.zeros((2, 2, 2))] * 3)
+
+
+def test_elo_recovers_known_ratings():
+    true = np.array([0.0, 100.0, 250.0, -80.0])
+    W = 1 / (1 + 10 ** ((true[None, :] - true[:, None]) / 400))
+    np.testing.assert_allclose(solvers.elo_ratings(W), true - true.mean(), atol=1e-4)
+    payoff = 2 * W - 1  # zero-sum payoffs in [-1, 1]
+    np.testing.assert_allclose(np.argsort(solvers.elo_ratings(payoff, kind="payoff")),
+                               np.argsort(true))
+
+
+def test_nash_averaging_invariant_to_copies():
+    base = solvers.nash_averaging(RPS)
+    np.testing.assert_allclose(base.row, [1 / 3] * 3, atol=1e-6)
+    copied = np.array([[0, -1, 1, 0], [1, 0, -1, 1], [-1, 1, 0, -1], [0, -1, 1, 0]], float)
+    avg = solvers.nash_averaging(copied)
+    np.testing.assert_allclose(avg.row, [1 / 6, 1 / 3, 1 / 3, 1 / 6], atol=1e-5)
+    np.testing.assert_allclose(avg.row_ratings, 0, atol=1e-6)
+    # A transitive population: the dominant agent gets all the Nash mass and the top rating.
+    trans = np.array([[0, 1, 1], [-1, 0, 1], [-1, -1, 0]], float)
+    t = solvers.nash_averaging(trans)
+    np.testing.assert_allclose(t.row, [1, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(t.row_ratings, [0, -1, -1], atol=1e-6)
