@@ -15,9 +15,10 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
 
+# Each `make run` writes a new run directory, runs/default-YYYYmmdd-HHMMSS.
 run: $(STAMP)
 	$(VENV)/bin/psro run --game kuhn_poker --oracle exact --meta-solver nash \
-		--iterations 12 --seed 0 --out runs/default
+		--iterations 12 --seed 0 --out runs/default-$$(date +%Y%m%d-%H%M%S)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check solvers games psro experiments tests

@@ -1,0 +1,9 @@
+"""Games: any OpenSpiel game string plus our normal-form catalogue, behind one ``Game`` type.
+
+``games`` knows nothing of PSRO.
+"""
+
+from games.catalog import CATALOG
+from games.loading import Game, GameError, catalog_names, load
+
+__all__ = ["CATALOG", "Game", "GameError", "catalog_names", "load"]

@@ -1,0 +1,151 @@
+"""``load(spec)``: one ``Game`` type for OpenSpiel game strings and our normal-form catalogue."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pyspiel
+
+from games.catalog import CATALOG
+
+
+class GameError(ValueError):
+    """A game spec that cannot be loaded; the message says why and what is accepted."""
+
+
+@dataclass(frozen=True)
+class Game:
+    """A loaded game.
+
+    ``spec`` is the string it was loaded from; ``pyspiel_game`` the OpenSpiel game (catalogue
+    games are pyspiel matrix or tensor games); ``payoffs`` the normal-form payoff arrays for
+    catalogue games, else None. ``info_state_shape`` is None when the game provides no
+    information-state tensor (``observation_shape`` likewise).
+    """
+
+    spec: str
+    pyspiel_game: pyspiel.Game
+    num_players: int
+    num_actions: int
+    zero_sum: bool
+    info_state_shape: tuple[int, ...] | None
+    observation_shape: tuple[int, ...] | None
+    payoffs: list[np.ndarray] | None = None
+
+    def new_initial_state(self) -> pyspiel.State:
+        return self.pyspiel_game.new_initial_state()
+
+
+_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def _parse_params(name: str, text: str | None) -> dict[str, float | int]:
+    entry = CATALOG[name]
+    params = dict(entry.defaults)
+    if not text or not text.strip():
+        return params
+    for item in text.split(","):
+        if "=" not in item:
+            raise GameError(f"bad parameter {item.strip()!r} in {name}(...); use key=value")
+        key, value = (part.strip() for part in item.split("=", 1))
+        if key not in entry.defaults:
+            accepted = ", ".join(entry.defaults) or "none"
+            raise GameError(f"unknown parameter {key!r} for game {name!r}; accepted: {accepted}")
+        default = entry.defaults[key]
+        try:
+            params[key] = int(value) if isinstance(default, int) else float(value)
+        except ValueError:
+            kind = "an integer" if isinstance(default, int) else "a number"
+            raise GameError(f"parameter {key} of {name!r} must be {kind}; got {value!r}") from None
+    return params
+
+
+def _from_payoffs(spec: str, arrays: list[np.ndarray]) -> pyspiel.Game:
+    if len(arrays) == 2:
+        A, B = arrays
+        rows = [f"r{i}" for i in range(A.shape[0])]
+        cols = [f"c{j}" for j in range(A.shape[1])]
+        return pyspiel.create_matrix_game(spec, spec, rows, cols, A.tolist(), B.tolist())
+    return pyspiel.create_tensor_game([np.asarray(a, float) for a in arrays])
+
+
+def _one_line(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return text[-1] if text else type(err).__name__
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence OpenSpiel's C++ error print-out (the exception carries the same text)."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):  # pytest capture or no real stderr
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def catalog_names() -> list[str]:
+    """Names of the normal-form catalogue games."""
+    return list(CATALOG)
+
+
+def load(spec: str) -> Game:
+    """Load a game from an OpenSpiel game string or a catalogue name.
+
+    Examples: ``"kuhn_poker"``, ``"goofspiel(num_cards=4)"``, ``"biased_rps"``,
+    ``"disc(n=10,seed=3)"``. Raises :class:`GameError` (a ``ValueError``) for an unknown name
+    (listing close matches), bad parameters (OpenSpiel's reason in one line), or parameters
+    that only fail when play starts (the initial state is created here so they fail now).
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise GameError("a game spec must be a non-empty string such as 'kuhn_poker'")
+    match = _SPEC.match(spec)
+    name = match.group(1) if match else spec.split("(")[0].strip()
+    payoffs = None
+    if match and name in CATALOG:
+        params = _parse_params(name, match.group(2))
+        payoffs = [np.asarray(a, float) for a in CATALOG[name].build(**params)]
+        game = _from_payoffs(spec.strip(), payoffs)
+    else:
+        known = set(pyspiel.registered_names())
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known | set(CATALOG)), n=5,
+                                              cutoff=0.5)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            raise GameError(f"unknown game {name!r}{hint} (`psro games` lists them)")
+        try:
+            with _quiet_stderr():
+                game = pyspiel.load_game(spec)
+        except Exception as err:  # pyspiel raises pyspiel.SpielError or RuntimeError
+            raise GameError(f"cannot load game {spec!r}: {_one_line(err)}") from None
+    try:
+        with _quiet_stderr():
+            game.new_initial_state()
+    except Exception as err:
+        raise GameError(f"game {spec!r} loads but cannot start: {_one_line(err)}") from None
+    kind = game.get_type()
+    utility = kind.utility
+    zero_sum = utility in (pyspiel.GameType.Utility.ZERO_SUM,
+                           pyspiel.GameType.Utility.CONSTANT_SUM)
+    info_shape = tuple(game.information_state_tensor_shape()) \
+        if kind.provides_information_state_tensor else None
+    obs_shape = tuple(game.observation_tensor_shape()) \
+        if kind.provides_observation_tensor else None
+    return Game(spec=spec.strip(), pyspiel_game=game, num_players=game.num_players(),
+                num_actions=game.num_distinct_actions(), zero_sum=zero_sum,
+                info_state_shape=info_shape, observation_shape=obs_shape, payoffs=payoffs)

@@ -1,0 +1,200 @@
+"""The ``psro`` command: ``psro run``, ``psro solve``, ``psro games``.
+
+Every bad input exits with status 2 and one line on stderr naming the problem; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _parse_option(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise CliError(f"--meta-solver-option needs key=value; got {text!r}")
+    key, value = text.split("=", 1)
+    for cast in (int, float):
+        try:
+            return key.strip(), cast(value)
+        except ValueError:
+            pass
+    if value.lower() in ("true", "false"):
+        return key.strip(), value.lower() == "true"
+    return key.strip(), value
+
+
+def _progress(run, row) -> None:
+    kind = "" if row.get("exploitability_kind", "exact") == "exact" else " (lower bound)"
+    print(f"iter {row['iteration']:4d}  population {row['population_size']:4d}  "
+          f"exploitability {row['exploitability']:.6g}{kind}  {row['wall_time_s']:8.2f}s",
+          flush=True)
+
+
+def cmd_run(args) -> int:
+    from psro.config import RunConfig
+    from psro.loop import PSRO
+
+    callbacks = () if args.quiet else (_progress,)
+    if args.resume:
+        if args.out is None:
+            raise CliError("--resume needs --out DIR, the run directory to continue")
+        run = PSRO.resume(args.out, callbacks=callbacks)
+        print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
+        iterations = args.iterations if args.iterations is not None else run.config.iterations
+        _check_positive("--iterations", iterations)
+        run.run(iterations=iterations)
+    else:
+        if args.out is None:
+            raise CliError("--out DIR is required: the run directory to write")
+        config = RunConfig.from_toml(args.config) if args.config else RunConfig()
+        overrides = {
+            "game": args.game, "oracle": args.oracle, "meta_solver": args.meta_solver,
+            "iterations": args.iterations, "seed": args.seed, "time_budget_s": args.time_budget,
+            "target_exploitability": args.target_exploitability,
+        }
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(config, key, value)
+        if args.meta_solver_option:
+            config.meta_solver_options = dict(_parse_option(o) for o in args.meta_solver_option)
+        if Path(args.out, "checkpoint.npz").exists():
+            raise CliError(f"{args.out} already holds a run; use --resume to continue it or "
+                           f"choose another --out")
+        run = PSRO(config.game, config=config, out=args.out, callbacks=callbacks)
+        run.run()
+    last = run.metrics[-1]
+    print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
+          f"{last['exploitability']:.6g}, run directory {args.out}")
+    return 0
+
+
+def _check_positive(flag: str, value) -> None:
+    if value is not None and value < 1:
+        raise CliError(f"{flag} must be a positive integer; got {value}")
+
+
+def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
+    file = Path(path)
+    if not file.is_file():
+        raise CliError(f"payoff file {path} does not exist")
+    suffix = file.suffix.lower()
+    try:
+        if suffix == ".csv":
+            rows = [line for line in file.read_text().splitlines() if line.strip()]
+            cells = [[c.strip() for c in line.split(",")] for line in rows]
+            widths = {len(r) for r in cells}
+            if len(widths) > 1:
+                raise CliError(f"{path}: rows have different numbers of columns "
+                               f"({sorted(widths)}); a payoff matrix must be rectangular")
+            try:
+                return np.array([[float(c) for c in r] for r in cells])
+            except ValueError as err:
+                raise CliError(f"{path}: not a matrix of numbers ({err})") from None
+        if suffix == ".npy":
+            return np.load(file, allow_pickle=False)
+        if suffix == ".npz":
+            with np.load(file, allow_pickle=False) as data:
+                if not data.files:
+                    raise CliError(f"{path}: the .npz holds no arrays")
+                return [data[k] for k in data.files]
+    except CliError:
+        raise
+    except Exception as err:
+        raise CliError(f"{path}: cannot read payoffs ({type(err).__name__}: {err})") from None
+    raise CliError(f"{path}: unsupported payoff file type {suffix!r}; accepted: .csv, .npy "
+                   f"(a zero-sum matrix) or .npz (one array per player)")
+
+
+def cmd_solve(args) -> int:
+    import solvers
+
+    payoffs = _read_payoff_file(args.file)
+    options = dict(_parse_option(o) for o in args.option or [])
+    game = solvers.as_payoffs(payoffs)
+    solver = solvers.get(args.solver, **options)
+    mixtures = solver(game)
+    np.set_printoptions(precision=6, suppress=True)
+    for p, mix in enumerate(mixtures):
+        print(f"player {p} mixture: {np.array2string(mix, separator=', ')}")
+    values = solvers.expected_payoffs(game, mixtures)
+    print("values: " + ", ".join(f"player {p} {v:.9g}" for p, v in enumerate(values)))
+    print(f"NashConv: {solvers.nash_conv(game, mixtures):.3g}")
+    return 0
+
+
+def cmd_games(args) -> int:
+    import pyspiel
+
+    from games import CATALOG
+
+    print("Normal-form catalogue (psro run --game NAME or NAME(key=value,...)):")
+    for name, entry in CATALOG.items():
+        params = ", ".join(f"{k}={v}" for k, v in entry.defaults.items())
+        print(f"  {name:20s} {entry.summary}" + (f"  [{params}]" if params else ""))
+    names = sorted(pyspiel.registered_names())
+    print(f"\nOpenSpiel games ({len(names)} registered; any game string works, parameters "
+          f"included, e.g. goofspiel(num_cards=4)):")
+    for i in range(0, len(names), 4):
+        print("  " + "".join(f"{n:32s}" for n in names[i:i + 4]).rstrip())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import solvers
+
+    parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run PSRO (or --resume a run)")
+    run.add_argument("--game", help="OpenSpiel game string or catalogue name")
+    run.add_argument("--oracle", help="exact (tabular best response) or ppo")
+    run.add_argument("--meta-solver", help=f"one of: {', '.join(solvers.names())}")
+    run.add_argument("--meta-solver-option", action="append", metavar="KEY=VALUE",
+                     help="meta-solver option, repeatable (e.g. p=0.8)")
+    run.add_argument("--iterations", type=int, help="PSRO iterations (total, with --resume)")
+    run.add_argument("--seed", type=int, help="seed of every random source (default 0)")
+    run.add_argument("--out", help="run directory to write (or resume)")
+    run.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop after this")
+    run.add_argument("--target-exploitability", type=float, help="stop at or below this")
+    run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.set_defaults(func=cmd_run)
+    solve = sub.add_parser("solve", help="solve a normal-form game from a file")
+    solve.add_argument("file", help=".csv or .npy matrix (zero-sum), or .npz (one per player)")
+    solve.add_argument("--solver", default="nash", help="meta-solver name (default nash)")
+    solve.add_argument("--option", action="append", metavar="KEY=VALUE",
+                       help="solver option, repeatable")
+    solve.set_defaults(func=cmd_solve)
+    games = sub.add_parser("games", help="list the games")
+    games.set_defaults(func=cmd_games)
+    return parser
+
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            _check_positive("--iterations", args.iterations)
+        return args.func(args)
+    except (CliError, ValueError) as err:  # ConfigError, GameError, PayoffError, ...
+        print(f"psro {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"psro {args.command}: interrupted; the last checkpoint is kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The empirical payoff table of a PSRO run, grown incrementally.
+
+``values[p][i_0, ..., i_{N-1}]`` is player p's expected return when player q plays population
+member ``i_q`` (the payoff convention of :mod:`solvers`). ``counts`` holds the number of
+samples behind each entry; exact entries (computed in sequence form, no sampling) have count
+0 and ``exact`` is True.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+
+BlockEvaluator = Callable[[list[slice]], np.ndarray]
+
+
+class PayoffTable:
+    """Payoffs of every profile of population members; only new entries are ever evaluated."""
+
+    def __init__(self, num_players: int, exact: bool = True):
+        self.num_players = num_players
+        self.exact = exact
+        self.values = np.zeros((num_players,) + (0,) * num_players)
+        self.counts = np.zeros((0,) * num_players, dtype=np.int64)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.counts.shape
+
+    def as_game(self) -> list[np.ndarray]:
+        """The table as a list of per-player arrays, ready for a meta-solver."""
+        return [self.values[p] for p in range(self.num_players)]
+
+    @staticmethod
+    def new_blocks(old: tuple[int, ...], new: tuple[int, ...]) -> list[list[slice]]:
+        """Disjoint blocks of profile indices that cover exactly the entries new in ``new``:
+        block q has player q's new members, earlier players' old ones and later players' all."""
+        blocks = []
+        for q in range(len(new)):
+            if new[q] == old[q]:
+                continue
+            block = [slice(0, old[r]) for r in range(q)] + [slice(old[q], new[q])] + \
+                    [slice(0, new[r]) for r in range(q + 1, len(new))]
+            if all(s.stop > s.start for s in block):
+                blocks.append(block)
+        return blocks
+
+    def grow(self, new_shape: tuple[int, ...], blocks: list[list[slice]],
+             block_values: list[np.ndarray], block_counts: list[np.ndarray] | None = None):
+        """Enlarge the table to ``new_shape`` and fill the given blocks with their values
+        (each of shape (num_players, *block shape)), keeping every old entry."""
+        old = self.shape
+        values = np.zeros((self.num_players,) + tuple(new_shape))
+        counts = np.zeros(tuple(new_shape), dtype=np.int64)
+        old_index = tuple(slice(0, k) for k in old)
+        values[(slice(None),) + old_index] = self.values
+        counts[old_index] = self.counts
+        for i, (block, vals) in enumerate(zip(blocks, block_values, strict=True)):
+            values[(slice(None),) + tuple(block)] = vals
+            if block_counts is not None:
+                counts[tuple(block)] = block_counts[i]
+        self.values, self.counts = values, counts
+
+    def entries_evaluated(self, old: tuple[int, ...], new: tuple[int, ...]) -> int:
+        return int(np.prod(new) - np.prod(old)) if all(k > 0 for k in old) else int(np.prod(new))
+
+    def check_complete(self) -> None:
+        """Raise if some entry was never filled (a bug, never expected)."""
+        for index in itertools.product(*(range(k) for k in self.shape)):
+            if not np.all(np.isfinite(self.values[(slice(None),) + index])):
+                raise RuntimeError(f"payoff entry {index} was never evaluated")

@@ -1,0 +1,132 @@
+"""Tabular policies, meta-policies (a population mixed by ``w``), and OpenSpiel conversion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from open_spiel.python import policy as os_policy
+
+from psro.sequence_form import SequenceFormGame
+
+
+@dataclass
+class TabularPolicy:
+    """One player's behavioural policy on the information sets of a :class:`SequenceFormGame`.
+
+    ``probs`` has shape (num_infosets, num_actions); row i is the action distribution at the
+    player's information set i (zero on illegal actions). ``name`` and ``metadata`` are free
+    for the caller (PSRO stores the iteration and the oracle).
+    """
+
+    player: int
+    probs: np.ndarray
+    name: str = ""
+    metadata: dict = field(default_factory=dict)
+
+    def realization_plan(self, tree: SequenceFormGame) -> np.ndarray:
+        return tree.realization_plan(self.player, self.probs)
+
+
+def from_openspiel(tree: SequenceFormGame, policy: os_policy.Policy, player: int,
+                   name: str = "") -> TabularPolicy:
+    """Read ``player``'s part of any OpenSpiel policy into a :class:`TabularPolicy`.
+
+    Queries ``policy.action_probabilities`` once per information set, so it also tabularises
+    neural or callable policies.
+    """
+    tree_p = tree.players[player]
+    probs = np.zeros((tree_p.num_infosets, tree.num_actions))
+    states = _representative_states(tree, player)
+    for i, state in enumerate(states):
+        for action, prob in policy.action_probabilities(state, player).items():
+            probs[i, action] = prob
+    return TabularPolicy(player, probs, name)
+
+
+def _representative_states(tree: SequenceFormGame, player: int):
+    """One pyspiel state per information set of ``player``, in infoset order (cached)."""
+    cache = tree.__dict__.setdefault("_representatives", {})
+    if player in cache:
+        return cache[player]
+    found: dict[int, object] = {}
+    target = tree.players[player].num_infosets
+
+    def walk(state):
+        if len(found) == target or state.is_terminal():
+            return
+        if state.is_chance_node():
+            for action, prob in state.chance_outcomes():
+                if prob > 0:
+                    walk(state.child(action))
+            return
+        if state.is_simultaneous_node() or state.current_player() == player:
+            index = tree.infoset_index(player, state.information_state_string(player))
+            if index is not None and index not in found:
+                found[index] = state
+        if state.is_simultaneous_node():
+            import itertools
+
+            legal = [state.legal_actions(p) for p in range(tree.num_players)]
+            for joint in itertools.product(*legal):
+                child = state.clone()
+                child.apply_actions(list(joint))
+                walk(child)
+        else:
+            for action in state.legal_actions():
+                walk(state.child(action))
+
+    walk(tree.game.new_initial_state())
+    cache[player] = [found[i] for i in range(target)]
+    return cache[player]
+
+
+def to_openspiel(tree: SequenceFormGame, policies: list[TabularPolicy]) -> os_policy.Policy:
+    """One OpenSpiel ``Policy`` playing ``policies[p]`` for each player p."""
+    return _PlanPolicy(tree, [[p] for p in policies], [np.ones(1) for _ in policies])
+
+
+class _PlanPolicy(os_policy.Policy):
+    """Behaviour strategies induced by mixed realization plans (see :class:`MetaPolicy`)."""
+
+    def __init__(self, tree: SequenceFormGame, populations, weights):
+        super().__init__(tree.game, list(range(tree.num_players)))
+        self.tree = tree
+        self.populations = populations
+        self.weights = [np.asarray(w, float) for w in weights]
+        self.plans = [
+            sum(w * member.realization_plan(tree) for w, member in zip(ws, pop, strict=True))
+            for ws, pop in zip(self.weights, populations, strict=True)
+        ]
+
+    def action_probabilities(self, state, player_id=None):
+        player = state.current_player() if player_id is None else player_id
+        tree_p = self.tree.players[player]
+        index = self.tree.infoset_index(player, state.information_state_string(player))
+        if index is None:
+            raise KeyError(f"information set of player {player} not in the walked tree")
+        legal = tree_p.legal[index]
+        plan = self.plans[player]
+        reach = plan[tree_p.parent_seq[index]]
+        if reach > 0:
+            probs = plan[[tree_p.seq_of[index][int(a)] for a in legal]] / reach
+        else:  # unreachable under the mixture: mix the members' own choices by w
+            probs = sum(w * m.probs[index, legal]
+                        for w, m in zip(self.weights[player], self.populations[player],
+                                        strict=True))
+        return {int(a): float(p) for a, p in zip(legal, probs, strict=True)}
+
+
+class MetaPolicy(_PlanPolicy):
+    """A population mixed by meta-strategy weights, as one OpenSpiel ``Policy``.
+
+    ``populations[p]`` is player p's list of :class:`TabularPolicy`; ``weights[p]`` a mixture
+    over it. At an information set the action probabilities are the members' reach-weighted
+    mixture: ``sum_k w_k r_k(s a) / sum_k w_k r_k(s)`` for the set's parent sequence s, which
+    is behaviourally equivalent to sampling one member per episode (OpenSpiel's
+    ``PolicyAggregator`` computes the same).
+    """
+
+    def mixed_plans(self) -> list[np.ndarray]:
+        """The mixture's realization plan for each player."""
+        return list(self.plans)

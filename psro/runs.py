@@ -1,0 +1,139 @@
+"""Run directories: config, metrics (CSV and JSONL), mixtures, payoff table, population and an
+atomic checkpoint; ``load_run`` reads one back.
+
+Files (format version ``FORMAT_VERSION``; nothing is pickled):
+
+- ``config.json``: the :class:`RunConfig`;
+- ``metrics.csv``, ``metrics.jsonl``: one row per iteration;
+- ``mixtures.jsonl``: the meta-strategy of every iteration;
+- ``payoffs.npz``: ``values`` (num_players, K_0, ..., K_{N-1}), ``counts``, ``exact``;
+- ``population.npz`` + ``population.json``: every member's action-probability table and
+  metadata, with each player's information-set keys so a table can be checked against the game;
+- ``checkpoint.npz``: all of the above plus the run's state, written to a temporary file and
+  renamed, so a killed run leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+FORMAT_VERSION = 1
+
+
+class RunDirectoryError(ValueError):
+    """A directory that is not a run, or whose checkpoint is corrupt or incompatible."""
+
+
+def atomic_write_bytes(path: Path, write) -> None:
+    """Write through ``write(file)`` to a temporary file beside ``path``, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, lambda h: h.write(text.encode()))
+
+
+class RunDirectory:
+    """Reads and writes the files of one run directory."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    # -- writing ----------------------------------------------------------------------------
+    def write_config(self, config_json: str) -> None:
+        atomic_write_text(self.path / "config.json", config_json)
+
+    def write_metrics(self, rows: list[dict], mixtures: list[dict]) -> None:
+        """Rewrite the metrics and mixtures files from the full history (atomic)."""
+        if rows:
+            fields = list(rows[0])
+            lines = [",".join(fields)]
+            for row in rows:
+                lines.append(",".join(_csv_cell(row.get(k)) for k in fields))
+            atomic_write_text(self.path / "metrics.csv", "\n".join(lines) + "\n")
+        atomic_write_text(self.path / "metrics.jsonl",
+                          "".join(json.dumps(r) + "\n" for r in rows))
+        atomic_write_text(self.path / "mixtures.jsonl",
+                          "".join(json.dumps(m) + "\n" for m in mixtures))
+
+    def write_tables(self, payoffs, population_arrays: dict[str, np.ndarray],
+                     population_meta: dict) -> None:
+        atomic_write_bytes(self.path / "payoffs.npz", lambda h: np.savez(
+            h, values=payoffs.values, counts=payoffs.counts, exact=np.array(payoffs.exact),
+            format_version=np.array(FORMAT_VERSION)))
+        atomic_write_bytes(self.path / "population.npz",
+                           lambda h: np.savez_compressed(h, **population_arrays))
+        atomic_write_text(self.path / "population.json", json.dumps(population_meta))
+
+    def write_checkpoint(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        meta = {"format_version": FORMAT_VERSION, **meta}
+        payload = {"meta": np.array(json.dumps(meta)), **arrays}
+        atomic_write_bytes(self.path / "checkpoint.npz",
+                           lambda h: np.savez_compressed(h, **payload))
+
+    # -- reading ----------------------------------------------------------------------------
+    def is_run(self) -> bool:
+        return (self.path / "config.json").is_file()
+
+    def read_config(self) -> dict:
+        if not self.path.is_dir():
+            raise RunDirectoryError(f"{self.path} is not a directory")
+        if not self.is_run():
+            raise RunDirectoryError(f"{self.path} is not a run directory (no config.json)")
+        try:
+            return json.loads((self.path / "config.json").read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise RunDirectoryError(f"{self.path / 'config.json'} is corrupt: {err}") from None
+
+    def read_checkpoint(self) -> tuple[dict, dict[str, np.ndarray]]:
+        path = self.path / "checkpoint.npz"
+        if not path.is_file():
+            raise RunDirectoryError(f"{self.path} has no checkpoint.npz to resume from")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            meta = json.loads(str(arrays.pop("meta")))
+        except Exception as err:  # zipfile, OSError, ValueError, KeyError, JSON errors
+            raise RunDirectoryError(f"checkpoint {path} is corrupt and was left untouched: "
+                                    f"{type(err).__name__}: {err}") from None
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            raise RunDirectoryError(f"checkpoint {path} has format version {version!r}; this "
+                                    f"toolkit reads version {FORMAT_VERSION}")
+        return meta, arrays
+
+    def read_metrics(self) -> list[dict]:
+        path = self.path / "metrics.jsonl"
+        if not path.is_file():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _csv_cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def read_metrics_csv(path: str | Path) -> list[dict]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))

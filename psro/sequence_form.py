@@ -1,0 +1,249 @@
+"""Sequence-form view of a game small enough to walk: exact payoffs and best responses.
+
+The tree is walked once. Each player's information sets (keyed by OpenSpiel information-state
+strings) and sequences (the player's own action histories; sequence 0 is the empty one) are
+numbered, and every terminal history z is stored as its chance probability ``c_z``, each
+player's sequence ``s_q(z)`` and the returns. A behavioural policy of player q becomes a
+*realization plan* ``r_q`` (one number per sequence: the product of q's own action
+probabilities along it), and then
+
+    u_p(pi) = sum_z c_z * prod_q r_q[s_q(z)] * returns_p(z),
+
+one vectorised gather-multiply-sum. Realization plans are linear in mixtures, so a population
+mixed by ``w`` has plan ``sum_k w_k r^k``: the behaviourally equivalent policy OpenSpiel's
+``PolicyAggregator`` builds. A best response to opponents' plans is a backward pass over the
+responder's information sets (deepest first).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pyspiel
+
+
+class GameTooLargeError(ValueError):
+    """The game tree exceeds the walk budget; exact methods are not available for it."""
+
+
+class NotPerfectRecallError(ValueError):
+    """An information set is reached by two different own-action histories."""
+
+
+@dataclass
+class PlayerTree:
+    """One player's information sets and sequences.
+
+    ``keys[i]``: information-state string of infoset i; ``legal[i]``: its legal actions;
+    ``parent_seq[i]``: the sequence leading to it; ``seq_of[i]``: dict action -> sequence id.
+    ``seq_parent[s]``, ``seq_infoset[s]``, ``seq_action[s]`` describe sequence s >= 1.
+    Infosets and sequences are numbered in discovery order, so parents come first.
+    """
+
+    keys: list[str]
+    legal: list[np.ndarray]
+    parent_seq: np.ndarray
+    seq_of: list[dict[int, int]]
+    seq_parent: np.ndarray
+    seq_infoset: np.ndarray
+    seq_action: np.ndarray
+    seq_depth: np.ndarray
+
+    @property
+    def num_infosets(self) -> int:
+        return len(self.keys)
+
+    @property
+    def num_sequences(self) -> int:
+        return len(self.seq_parent)
+
+
+class SequenceFormGame:
+    """The walked tree of an OpenSpiel game. Raises :class:`GameTooLargeError` past
+    ``max_nodes`` nodes (the walk stops there, so refusing a huge game costs little)."""
+
+    def __init__(self, game: pyspiel.Game, max_nodes: int = 2_000_000):
+        kind = game.get_type()
+        if not kind.provides_information_state_string:
+            raise GameTooLargeError(
+                f"{game} provides no information-state strings, so its tree cannot be used "
+                f"for exact evaluation")
+        self.game = game
+        self.num_players = game.num_players()
+        self.num_actions = game.num_distinct_actions()
+        n = self.num_players
+        self._keys: list[list[str]] = [[] for _ in range(n)]
+        self._index: list[dict[str, int]] = [{} for _ in range(n)]
+        self._legal: list[list[np.ndarray]] = [[] for _ in range(n)]
+        self._parent: list[list[int]] = [[] for _ in range(n)]
+        self._seq_of: list[list[dict[int, int]]] = [[] for _ in range(n)]
+        self._seq_parent: list[list[int]] = [[-1] for _ in range(n)]
+        self._seq_infoset: list[list[int]] = [[-1] for _ in range(n)]
+        self._seq_action: list[list[int]] = [[-1] for _ in range(n)]
+        self._seq_depth: list[list[int]] = [[0] for _ in range(n)]
+        self._leaf_chance: list[float] = []
+        self._leaf_seqs: list[tuple[int, ...]] = []
+        self._leaf_returns: list[list[float]] = []
+        self._nodes = 0
+        self._max_nodes = max_nodes
+        self._walk(game.new_initial_state(), 1.0, (0,) * n)
+        self.players = [
+            PlayerTree(
+                keys=self._keys[p], legal=self._legal[p],
+                parent_seq=np.array(self._parent[p], dtype=np.int64),
+                seq_of=self._seq_of[p],
+                seq_parent=np.array(self._seq_parent[p], dtype=np.int64),
+                seq_infoset=np.array(self._seq_infoset[p], dtype=np.int64),
+                seq_action=np.array(self._seq_action[p], dtype=np.int64),
+                seq_depth=np.array(self._seq_depth[p], dtype=np.int64))
+            for p in range(n)
+        ]
+        self.leaf_chance = np.array(self._leaf_chance)
+        self.leaf_seqs = np.array(self._leaf_seqs, dtype=np.int64).T.reshape(n, -1)
+        self.leaf_returns = np.array(self._leaf_returns).T.reshape(n, -1)
+        self.num_nodes = self._nodes
+        self._depth_levels = [self._levels(p) for p in range(n)]
+        del self._keys, self._legal, self._parent, self._seq_of, self._seq_parent
+        del self._seq_infoset, self._seq_action, self._seq_depth, self._leaf_chance
+        del self._leaf_seqs, self._leaf_returns
+
+    # -- the walk ---------------------------------------------------------------------------
+    def _infoset(self, state: pyspiel.State, player: int, parent_seq: int) -> int:
+        key = state.information_state_string(player)
+        index = self._index[player].get(key)
+        if index is not None:
+            if self._parent[player][index] != parent_seq:
+                raise NotPerfectRecallError(
+                    f"{self.game}: information set {key!r} of player {player} is reached by "
+                    f"two different own-action histories (no perfect recall)")
+            return index
+        index = len(self._keys[player])
+        self._index[player][key] = index
+        self._keys[player].append(key)
+        legal = np.array(state.legal_actions(player), dtype=np.int64)
+        self._legal[player].append(legal)
+        self._parent[player].append(parent_seq)
+        seqs = {}
+        for a in legal:
+            seqs[int(a)] = len(self._seq_parent[player])
+            self._seq_parent[player].append(parent_seq)
+            self._seq_infoset[player].append(index)
+            self._seq_action[player].append(int(a))
+            self._seq_depth[player].append(self._seq_depth[player][parent_seq] + 1)
+        self._seq_of[player].append(seqs)
+        return index
+
+    def _walk(self, state: pyspiel.State, chance: float, seqs: tuple[int, ...]) -> None:
+        self._nodes += 1
+        if self._nodes > self._max_nodes:
+            raise GameTooLargeError(
+                f"{self.game} has more than {self._max_nodes:,} nodes: too large to walk for "
+                f"exact evaluation; use --oracle ppo (sampled payoffs and approximate "
+                f"exploitability)")
+        if state.is_terminal():
+            self._leaf_chance.append(chance)
+            self._leaf_seqs.append(seqs)
+            self._leaf_returns.append(state.returns())
+            return
+        if state.is_chance_node():
+            for action, prob in state.chance_outcomes():
+                if prob > 0:
+                    self._walk(state.child(action), chance * prob, seqs)
+            return
+        if state.is_simultaneous_node():
+            infosets = [self._infoset(state, p, seqs[p]) for p in range(self.num_players)]
+            legal = [self._legal[p][i] for p, i in enumerate(infosets)]
+            for joint in itertools.product(*legal):
+                child = state.clone()
+                child.apply_actions([int(a) for a in joint])
+                new = tuple(self._seq_of[p][infosets[p]][int(a)] for p, a in enumerate(joint))
+                self._walk(child, chance, new)
+            return
+        player = state.current_player()
+        infoset = self._infoset(state, player, seqs[player])
+        for action in self._legal[player][infoset]:
+            new = list(seqs)
+            new[player] = self._seq_of[player][infoset][int(action)]
+            self._walk(state.child(int(action)), chance, tuple(new))
+
+    def _levels(self, player: int) -> list[np.ndarray]:
+        depth = self._seq_depth[player]
+        depth = np.array(depth)
+        return [np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1)] \
+            if depth.size > 1 else []
+
+    # -- policies and plans -----------------------------------------------------------------
+    def infoset_index(self, player: int, key: str) -> int | None:
+        """Index of the information set with this key, or None when it does not occur."""
+        return self._index[player].get(key)
+
+    def uniform_policy(self, player: int) -> np.ndarray:
+        """Uniform random behaviour of ``player``: shape (num_infosets, num_actions)."""
+        tree = self.players[player]
+        probs = np.zeros((tree.num_infosets, self.num_actions))
+        for i, legal in enumerate(tree.legal):
+            probs[i, legal] = 1.0 / len(legal)
+        return probs
+
+    def realization_plan(self, player: int, probs: np.ndarray) -> np.ndarray:
+        """Realization plan (num_sequences,) of a behavioural policy given as action
+        probabilities of shape (num_infosets, num_actions)."""
+        tree = self.players[player]
+        plan = np.ones(tree.num_sequences)
+        for level in self._depth_levels[player]:
+            plan[level] = plan[tree.seq_parent[level]] * probs[tree.seq_infoset[level],
+                                                                tree.seq_action[level]]
+        return plan
+
+    def expected_returns(self, plans: list[np.ndarray]) -> np.ndarray:
+        """Expected returns (num_players,) of independent players with these plans."""
+        weight = self.leaf_chance.copy()
+        for q, plan in enumerate(plans):
+            weight *= plan[self.leaf_seqs[q]]
+        return self.leaf_returns @ weight
+
+    def payoff_block(self, plans: list[np.ndarray]) -> np.ndarray:
+        """Payoffs of every profile drawn from stacks of plans.
+
+        ``plans[q]`` has shape (K_q, num_sequences_q). Returns an array of shape
+        (num_players, K_0, ..., K_{N-1}). Two-player games use one matrix product per player.
+        """
+        n = self.num_players
+        gathered = [plans[q][:, self.leaf_seqs[q]] for q in range(n)]  # (K_q, Z)
+        if n == 2:
+            left = gathered[0] * self.leaf_chance
+            return np.stack([(left * self.leaf_returns[p]) @ gathered[1].T for p in range(n)])
+        shape = tuple(g.shape[0] for g in gathered)
+        out = np.empty((n,) + shape)
+        for index in itertools.product(*(range(k) for k in shape)):
+            weight = self.leaf_chance.copy()
+            for q, i in enumerate(index):
+                weight *= gathered[q][i]
+            out[(slice(None),) + index] = self.leaf_returns @ weight
+        return out
+
+    def best_response(self, player: int, plans: list[np.ndarray]) -> tuple[np.ndarray, float]:
+        """A deterministic best response of ``player`` to the other players' plans.
+
+        ``plans[player]`` is ignored. Returns (action probabilities of shape
+        (num_infosets, num_actions), one-hot at each information set; its expected value).
+        Ties go to the lowest action id. Exact up to floating-point rounding.
+        """
+        tree = self.players[player]
+        weight = self.leaf_chance * self.leaf_returns[player]
+        for q, plan in enumerate(plans):
+            if q != player:
+                weight = weight * plan[self.leaf_seqs[q]]
+        value = np.bincount(self.leaf_seqs[player], weights=weight,
+                            minlength=tree.num_sequences)
+        probs = np.zeros((tree.num_infosets, self.num_actions))
+        for i in range(tree.num_infosets - 1, -1, -1):
+            legal = tree.legal[i]
+            seqs = [tree.seq_of[i][int(a)] for a in legal]
+            values = value[seqs]
+            best = int(np.argmax(values))
+            probs[i, legal[best]] = 1.0
+            value[tree.parent_seq[i]] += values[best]
+        return probs, float(value[0])

@@ -1,0 +1,103 @@
+"""The psro command: runs, resume, solve, games, and one-line errors with exit status 2."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from psro.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _error_line(capsys, argv):
+    rc = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2, err
+    assert len(err) == 1 and "Traceback" not in err[0]
+    return err[0]
+
+
+def test_run_resume_and_progress(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--game", "kuhn_poker", "--oracle", "exact", "--meta-solver", "nash",
+                 "--iterations", "3", "--seed", "0", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("iter    0  population    1  exploitability")
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "9"]) == 0
+    text = capsys.readouterr().out
+    assert "resuming" in text and "iter    9" in text
+    assert (out / "metrics.csv").read_text().count("\n") == 11
+    assert "already holds a run" in _error_line(capsys, ["run", "--game", "kuhn_poker",
+                                                         "--out", str(out)])
+
+
+def test_config_file_and_meta_solver_options(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text('game = "biased_rps"\nmeta_solver = "latest_mix"\niterations = 3\n'
+                      '[meta_solver_options]\np = 0.5\n')
+    assert main(["run", "--config", str(config), "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    assert "done" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["run", "--game", "kuhn_pokr", "--out", "X"], "close matches: kuhn_poker"),
+    (["run", "--game", "kuhn_poker", "--meta-solver", "nsh", "--out", "X"], "unknown meta-solver"),
+    (["run", "--game", "kuhn_poker", "--oracle", "dqn", "--out", "X"], "unknown oracle"),
+    (["run", "--game", "goofspiel(num_cards=x)", "--out", "X"], "cannot load game"),
+    (["run", "--game", "kuhn_poker", "--iterations", "0", "--out", "X"], "positive integer"),
+    (["run", "--game", "kuhn_poker(players=3)", "--out", "X"], "two-player"),
+    (["run", "--game", "kuhn_poker", "--meta-solver", "prd", "--meta-solver-option",
+      "itrations=5", "--out", "X"], "unknown option"),
+    (["run", "--resume", "--out", "."], "not a run directory"),
+    (["run", "--game", "kuhn_poker"], "--out DIR is required"),
+    (["solve", "missing.csv"], "does not exist"),
+])
+def test_cli_errors_are_one_line(argv, match, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert match in _error_line(capsys, argv)
+
+
+def test_run_refuses_game_too_large(tmp_path, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text('game = "leduc_poker"\nmax_nodes = 1000\n')
+    line = _error_line(capsys, ["run", "--config", str(config), "--out", str(tmp_path / "r")])
+    assert "--oracle ppo" in line
+    assert not (tmp_path / "r").exists()
+
+
+def test_solve_files(tmp_path, capsys):
+    csv = tmp_path / "brps.csv"
+    csv.write_text("0,-1,2\n1,0,-3\n-2,3,0\n")
+    assert main(["solve", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "player 0 mixture: [0.5     , 0.333333, 0.166667]" in out and "NashConv" in out
+    npz = tmp_path / "bos.npz"
+    np.savez(npz, a=np.array([[3.0, 0], [0, 2]]), b=np.array([[2.0, 0], [0, 3]]))
+    assert main(["solve", str(npz), "--solver", "nash"]) == 0
+    np.save(tmp_path / "m.npy", np.array([[1.0, -1], [-1, 1]]))
+    assert main(["solve", str(tmp_path / "m.npy"), "--solver", "prd",
+                 "--option", "iterations=500"]) == 0
+    capsys.readouterr()
+    (tmp_path / "ragged.csv").write_text("1,2\n3\n")
+    assert "rectangular" in _error_line(capsys, ["solve", str(tmp_path / "ragged.csv")])
+    (tmp_path / "nan.csv").write_text("1,nan\n3,4\n")
+    assert "NaN" in _error_line(capsys, ["solve", str(tmp_path / "nan.csv")])
+    (tmp_path / "x.txt").write_text("1")
+    assert "unsupported" in _error_line(capsys, ["solve", str(tmp_path / "x.txt")])
+
+
+def test_games_lists_catalogue_and_openspiel(capsys):
+    assert main(["games"]) == 0
+    out = capsys.readouterr().out
+    assert "biased_rps" in out and "leduc_poker" in out
+
+
+def test_console_script_exit_code(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "psro.cli", "run", "--game", "nope",
+                             "--out", str(tmp_path / "x")], capture_output=True, text=True,
+                            cwd=ROOT)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "unknown game 'nope'" in result.stderr

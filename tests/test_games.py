@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+
+import games
+import solvers
+
+
+def test_openspiel_games_load_with_parameters():
+    g = games.load("goofspiel(num_cards=4)")
+    assert g.num_players == 2 and g.num_actions == 4 and g.zero_sum
+    assert g.info_state_shape is not None
+    kuhn3 = games.load("kuhn_poker(players=3)")
+    assert kuhn3.num_players == 3
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("kuhn_pokr", "close matches: kuhn_poker"),
+    ("goofspiel(num_cards=x)", "cannot load game"),
+    ("disc(q=1)", "accepted: n, seed"),
+    ("disc(n=abc)", "must be an integer"),
+    ("", "non-empty"),
+])
+def test_bad_specs(spec, match):
+    with pytest.raises(games.GameError, match=match):
+        games.load(spec)
+
+
+def test_catalogue_is_pyspiel_matrix_games_with_known_equilibria():
+    g = games.load("biased_rps")
+    x, y, v = solvers.zero_sum_nash(g.payoffs[0])
+    np.testing.assert_allclose(x, [1 / 2, 1 / 3, 1 / 6], atol=1e-10)
+    state = g.new_initial_state()
+    state.apply_actions([0, 2])  # rock vs scissors: rock wins by c = 2
+    assert state.returns() == [2.0, -2.0]
+
+
+def test_catalogue_shapes_and_structure():
+    blotto = games.load("blotto(coins=5,fields=3)").payoffs[0]
+    assert blotto.shape == (21, 21)
+    np.testing.assert_allclose(blotto, -blotto.T)
+    for name in ["disc(n=8,seed=1)", "spinning_top(n=12,seed=2)"]:
+        A = games.load(name).payoffs[0]
+        np.testing.assert_allclose(A, -A.T, atol=1e-12)
+    top = games.load("spinning_top(n=30)").payoffs[0]
+    assert top[-1, 0] == pytest.approx(1.0)  # strongest beats weakest by the transitive gap
+    a = games.load("random_general_sum(n=4,m=3,seed=5)").payoffs
+    b = games.load("random_general_sum(n=4,m=3,seed=5)").payoffs
+    assert a[0].shape == (4, 3) and np.array_equal(a[1], b[1])
+    assert not games.load("random_general_sum").zero_sum
