@@ -81,6 +81,28 @@ def _representative_states(tree: SequenceFormGame, player: int):
     return cache[player]
 
 
+def to_openspiel_tabular(tree: SequenceFormGame,
+                         policies: list[TabularPolicy]) -> os_policy.TabularPolicy:
+    """The policies as one OpenSpiel ``TabularPolicy`` (rows set by information-state string).
+
+    OpenSpiel's ``TabularPolicy`` keys rows by the string alone, so in games where two players
+    can have the same information-state string (e.g. goofspiel without ``imp_info``) it cannot
+    hold distinct policies for them; this raises ``ValueError`` there. :func:`to_openspiel`
+    has no such limit.
+    """
+    tabular = os_policy.TabularPolicy(tree.game)
+    owner: dict[str, int] = {}
+    for member in policies:
+        for i, key in enumerate(tree.players[member.player].keys):
+            if owner.setdefault(key, member.player) != member.player:
+                raise ValueError(f"information-state string {key!r} belongs to players "
+                                 f"{owner[key]} and {member.player}; OpenSpiel's TabularPolicy "
+                                 f"cannot tell them apart")
+            row = tabular.state_lookup[key]
+            tabular.action_probability_array[row] = member.probs[i]
+    return tabular
+
+
 def to_openspiel(tree: SequenceFormGame, policies: list[TabularPolicy]) -> os_policy.Policy:
     """One OpenSpiel ``Policy`` playing ``policies[p]`` for each player p."""
     return _PlanPolicy(tree, [[p] for p in policies], [np.ones(1) for _ in policies])

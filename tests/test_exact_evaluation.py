@@ -6,7 +6,7 @@ import pytest
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import exploitability
 
-from psro.policies import TabularPolicy, from_openspiel, to_openspiel
+from psro.policies import TabularPolicy, from_openspiel, to_openspiel, to_openspiel_tabular
 from psro.sequence_form import GameTooLargeError, SequenceFormGame
 
 
@@ -21,11 +21,7 @@ def _random_policies(tree, seed):
 
 
 def _as_openspiel_tabular(game, tree, policies):
-    tabular = os_policy.TabularPolicy(game)
-    for member in policies:
-        for i, key in enumerate(tree.players[member.player].keys):
-            tabular.action_probability_array[tabular.state_lookup[key]] = member.probs[i]
-    return tabular
+    return to_openspiel_tabular(tree, policies)
 
 
 @pytest.mark.parametrize("spec", ["kuhn_poker", "leduc_poker",
@@ -68,13 +64,23 @@ def test_payoff_block_matches_single_profiles():
                                        atol=1e-15)
 
 
-def test_openspiel_round_trip():
+@pytest.mark.parametrize("convert", [to_openspiel, to_openspiel_tabular])
+def test_openspiel_round_trip(convert):
     game = pyspiel.load_game("leduc_poker")
     tree = SequenceFormGame(game)
     policies = _random_policies(tree, 2)
-    back = [from_openspiel(tree, to_openspiel(tree, policies), p) for p in range(2)]
+    converted = convert(tree, policies)
+    back = [from_openspiel(tree, converted, p) for p in range(2)]
     for a, b in zip(policies, back, strict=True):
         np.testing.assert_allclose(a.probs, b.probs, atol=1e-12)
+    if convert is to_openspiel_tabular:
+        assert isinstance(converted, os_policy.TabularPolicy)
+
+
+def test_tabular_conversion_refuses_shared_keys():
+    tree = SequenceFormGame(pyspiel.load_game("goofspiel(num_cards=3)"))
+    with pytest.raises(ValueError, match="cannot tell them apart"):
+        to_openspiel_tabular(tree, _random_policies(tree, 0))
 
 
 def test_too_large_game_refused_quickly():
