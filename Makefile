@@ -17,8 +17,8 @@ $(STAMP): setup.cfg pyproject.toml
 
 # Each `make run` writes a new run directory, runs/default-YYYYmmdd-HHMMSS.
 run: $(STAMP)
-	$(VENV)/bin/psro run --game kuhn_poker --oracle exact --meta-solver nash \
-		--iterations 12 --seed 0 --out runs/default-$$(date +%Y%m%d-%H%M%S)
+	$(VENV)/bin/psro run --game kuhn_poker --oracle ppo --meta-solver nash \
+		--iterations 20 --seed 0 --out runs/default-$$(date +%Y%m%d-%H%M%S)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check solvers games psro experiments tests

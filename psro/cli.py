@@ -66,6 +66,8 @@ def cmd_run(args) -> int:
                 setattr(config, key, value)
         if args.meta_solver_option:
             config.meta_solver_options = dict(_parse_option(o) for o in args.meta_solver_option)
+        if args.ppo:
+            config.ppo = {**config.ppo, **dict(_parse_option(o) for o in args.ppo)}
         if Path(args.out, "checkpoint.npz").exists():
             raise CliError(f"{args.out} already holds a run; use --resume to continue it or "
                            f"choose another --out")
@@ -159,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--meta-solver", help=f"one of: {', '.join(solvers.names())}")
     run.add_argument("--meta-solver-option", action="append", metavar="KEY=VALUE",
                      help="meta-solver option, repeatable (e.g. p=0.8)")
+    run.add_argument("--ppo", action="append", metavar="KEY=VALUE",
+                     help="PPO oracle option, repeatable (e.g. env_steps=60000); see README")
     run.add_argument("--iterations", type=int, help="PSRO iterations (total, with --resume)")
     run.add_argument("--seed", type=int, help="seed of every random source (default 0)")
     run.add_argument("--out", help="run directory to write (or resume)")

@@ -39,6 +39,8 @@ class RunConfig:
     """Where oracle and evaluation tasks run: "local"."""
     max_nodes: int = 2_000_000
     """Largest game tree the exact oracle and exact evaluation will walk."""
+    ppo: dict = field(default_factory=dict)
+    """PPO oracle options (fields of psro.ppo.PPOConfig), e.g. {env_steps = 60000}."""
 
     def validate(self) -> RunConfig:
         from psro.backends import BACKENDS
@@ -66,6 +68,14 @@ class RunConfig:
         if self.backend not in BACKENDS:
             raise ConfigError(f"unknown backend {self.backend!r}; accepted: "
                               f"{', '.join(BACKENDS)}")
+        if not isinstance(self.ppo, dict):
+            raise ConfigError("ppo must be a table of PPO option = value")
+        from psro.ppo import PPOConfig
+
+        try:
+            PPOConfig.from_dict(self.ppo)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(str(err)) from None
         if not isinstance(self.max_nodes, int) or self.max_nodes < 1:
             raise ConfigError(f"max_nodes must be a positive integer; got {self.max_nodes!r}")
         return self

@@ -15,6 +15,7 @@ rock-paper-scissors it ends at NashConv 0.59. Here the same game converges to 0.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +24,15 @@ import numpy as np
 
 import solvers
 from games import Game, load
+from games.simulation import turn_based
 from psro.backends import make_backend
 from psro.config import ConfigError, RunConfig
 from psro.exploitability import exact_exploitability
-from psro.oracles import ExactBestResponse
+from psro.neural import NeuralPolicy
+from psro.oracles import ExactBestResponse, PPOBestResponse
 from psro.payoffs import PayoffTable
 from psro.policies import MetaPolicy, TabularPolicy
+from psro.ppo import PPOConfig
 from psro.runs import RunDirectory, RunDirectoryError
 from psro.sequence_form import GameTooLargeError, SequenceFormGame
 
@@ -68,15 +72,24 @@ class PSRO:
                                backend=backend, max_nodes=max_nodes)
         self.config = config.validate()
         self.game = game if isinstance(game, Game) else load(config.game)
-        if self.config.oracle == "ppo":
-            raise ConfigError("oracle 'ppo' is not available yet in this version; accepted: "
-                              "exact")
+        # The PPO oracle plays simultaneous-move games through their turn-based version, and
+        # the tree is walked on that same game so tables and networks see the same states.
+        self.play_game = self.game.pyspiel_game if self.config.oracle == "exact" \
+            else turn_based(self.game.pyspiel_game)
         try:
-            self.tree = SequenceFormGame(self.game.pyspiel_game, max_nodes=config.max_nodes)
+            self.tree = SequenceFormGame(self.play_game, max_nodes=config.max_nodes)
         except GameTooLargeError as err:
-            raise ConfigError(f"game {config.game!r} is too large for the exact oracle: {err}") \
-                from None
-        self.oracle = ExactBestResponse(self.tree)
+            if self.config.oracle == "exact":
+                raise ConfigError(f"game {config.game!r} is too large for the exact oracle: "
+                                  f"{err}") from None
+            raise ConfigError(f"game {config.game!r} is too large to walk; PPO with Monte Carlo "
+                              f"payoffs for such games is not built yet ({err})") from None
+        if self.config.oracle == "exact":
+            self.oracle = ExactBestResponse(self.tree)
+        else:
+            self.oracle = PPOBestResponse(self.tree, self.play_game,
+                                          PPOConfig.from_dict(self.config.ppo), config.seed)
+        self.ppo_log: list[dict] = []
         self.meta_solver = solvers.get(config.meta_solver, **config.meta_solver_options)
         n = self.tree.num_players
         try:  # fail before any work if the meta-solver cannot handle this kind of game
@@ -182,10 +195,17 @@ class PSRO:
         start = time.perf_counter()
         self.iteration += 1
         t = time.perf_counter()
-        plans = self.mixed_plans()
-        results = self.backend.map(self.oracle.run_task, self.oracle.tasks(plans))
+        if isinstance(self.oracle, PPOBestResponse):
+            tasks = self.oracle.tasks(self.population, self.mixtures, self.iteration)
+        else:
+            tasks = self.oracle.tasks(self.mixed_plans())
+        results = self.backend.map(self.oracle.run_task, tasks)
         self._add_members([self.oracle.to_policy(p, r, self.iteration)
                            for p, r in enumerate(results)])
+        if isinstance(self.oracle, PPOBestResponse):
+            for p, (_, diagnostics) in enumerate(results):
+                self.ppo_log += [{"iteration": self.iteration, "player": p, **d}
+                                 for d in diagnostics]
         timings = {"oracle_s": time.perf_counter() - t}
         t = time.perf_counter()
         entries = self._extend_table()
@@ -237,7 +257,20 @@ class PSRO:
             "members": [[{"name": m.name, **m.metadata} for m in pop] for pop in self.population],
         }
 
+    def _network_path(self, player: int, index: int) -> Path:
+        return self.run_dir.path / "networks" / f"player{player}_member{index}"
+
     def _save(self) -> None:
+        for p, pop in enumerate(self.population):
+            for k, member in enumerate(pop):
+                path = self._network_path(p, k)
+                if member.network is not None and not path.with_suffix(".json").exists():
+                    member.network.save(path)
+        if self.ppo_log:
+            from psro.runs import atomic_write_text
+
+            atomic_write_text(self.run_dir.path / "ppo_log.jsonl",
+                              "".join(json.dumps(r) + "\n" for r in self.ppo_log))
         self.run_dir.write_metrics(self.metrics, self.mixture_history)
         population = self._population_arrays()
         self.run_dir.write_tables(self.table, population, self._population_meta())
@@ -250,6 +283,8 @@ class PSRO:
             "members": self._population_meta()["members"],
             "infoset_digest": _keys_digest(self.tree),
             "rng_state": self.rng.bit_generator.state,
+            "ppo_log": self.ppo_log,
+            "networks": [[m.network is not None for m in pop] for pop in self.population],
         }
         arrays = {f"population_{k}": v for k, v in population.items()}
         arrays["payoff_values"] = self.table.values
@@ -277,7 +312,11 @@ class PSRO:
                 for k, probs in enumerate(stack):
                     info = dict(meta["members"][p][k])
                     name = info.pop("name")
-                    members.append(TabularPolicy(p, probs, name=name, metadata=info))
+                    network = None
+                    if meta.get("networks", [[]] * (p + 1))[p][k]:
+                        network = NeuralPolicy.load(run._network_path(p, k))
+                    members.append(TabularPolicy(p, probs, name=name, metadata=info,
+                                                 network=network))
             run._add_members(members)
             run.table.grow(tuple(len(pop) for pop in run.population), [], [])
             run.table.values = arrays["payoff_values"]
@@ -288,6 +327,7 @@ class PSRO:
             run.mixture_history = list(meta["mixtures"])
             run.mixtures = [np.asarray(m, float) for m in run.mixture_history[-1]["mixtures"]]
             run.rng.bit_generator.state = meta["rng_state"]
+            run.ppo_log = list(meta.get("ppo_log", []))
         except (KeyError, IndexError, ValueError, TypeError) as err:
             raise RunDirectoryError(f"checkpoint in {run_dir.path} is incomplete: {err!r}") \
                 from None

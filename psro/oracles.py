@@ -41,4 +41,54 @@ class ExactBestResponse:
                                        "br_value": value})
 
 
+class PPOBestResponse:
+    """PPO best response (:mod:`psro.ppo`), tabularised on the walked tree so payoffs and
+    exploitability stay exact.
+
+    The seed of player p's best response at iteration k is derived from the run seed, k and p,
+    so a resumed run trains exactly the networks an uninterrupted one would. With
+    ``warm_start`` the player's previous network is the starting point.
+    """
+
+    name = "ppo"
+
+    def __init__(self, tree: SequenceFormGame, game, config, run_seed: int):
+        self.tree = tree
+        self.game = game
+        self.config = config
+        self.run_seed = run_seed
+
+    def seed(self, iteration: int, player: int) -> int:
+        return int(np.random.SeedSequence([self.run_seed, iteration, player])
+                   .generate_state(1)[0])
+
+    def tasks(self, population, mixtures, iteration: int) -> list[tuple]:
+        from psro.neural import TabularActor
+
+        actors = [[TabularActor(self.tree, m) for m in pop] for pop in population]
+        tasks = []
+        for p in range(self.tree.num_players):
+            previous = next((m.network for m in reversed(population[p])
+                             if m.network is not None), None)
+            tasks.append((self.game, p, actors, mixtures, self.config,
+                          self.seed(iteration, p), previous, {"iteration": iteration}))
+        return tasks
+
+    @staticmethod
+    def run_task(*args):
+        from psro.ppo import train_best_response
+
+        return train_best_response(*args)
+
+    def to_policy(self, player: int, result, iteration: int) -> TabularPolicy:
+        from psro.policies import tabularise
+
+        network, diagnostics = result
+        last = diagnostics[-1] if diagnostics else {}
+        return tabularise(self.tree, network, player, name=f"ppo_p{player}_it{iteration}",
+                          metadata={"iteration": iteration, "oracle": self.name,
+                                    "env_steps": network.metadata.get("env_steps"),
+                                    "final_mean_return": last.get("mean_return")})
+
+
 ORACLES = ("exact", "ppo")

@@ -23,6 +23,8 @@ class TabularPolicy:
     probs: np.ndarray
     name: str = ""
     metadata: dict = field(default_factory=dict)
+    network: object = None
+    """The neural policy this table was read from (PPO oracle), kept for warm starts."""
 
     def realization_plan(self, tree: SequenceFormGame) -> np.ndarray:
         return tree.realization_plan(self.player, self.probs)
@@ -42,6 +44,24 @@ def from_openspiel(tree: SequenceFormGame, policy: os_policy.Policy, player: int
         for action, prob in policy.action_probabilities(state, player).items():
             probs[i, action] = prob
     return TabularPolicy(player, probs, name)
+
+
+def tabularise(tree: SequenceFormGame, network, player: int, name: str = "",
+               metadata: dict | None = None) -> TabularPolicy:
+    """Query a neural policy once at every information set of ``player`` (one batched forward
+    pass) so payoffs and exploitability stay exact. Uses information-state tensors, or
+    observation tensors where the game has none (as the network was trained on)."""
+    states = _representative_states(tree, player)
+    kind = tree.game.get_type()
+    tensor = "information_state_tensor" if kind.provides_information_state_tensor \
+        else "observation_tensor"
+    obs = np.array([getattr(s, tensor)(player) for s in states], dtype=np.float32)
+    mask = np.zeros((len(states), tree.num_actions), dtype=bool)
+    for i, legal in enumerate(tree.players[player].legal):
+        mask[i, legal] = True
+    probs = network.probs(obs, mask) if len(states) else np.zeros((0, tree.num_actions))
+    return TabularPolicy(player, probs, name=name, metadata=dict(metadata or {}),
+                         network=network)
 
 
 def _representative_states(tree: SequenceFormGame, player: int):

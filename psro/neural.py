@@ -1,0 +1,127 @@
+"""Neural policies: an actor-critic MLP over observation tensors, with legal-action masking,
+saved as a torch state dict plus JSON metadata (no pickled code)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+FORMAT_VERSION = 1
+
+
+def _layer(inputs: int, outputs: int, std: float = np.sqrt(2)) -> nn.Linear:
+    layer = nn.Linear(inputs, outputs)
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, 0.0)
+    return layer
+
+
+def _mlp(inputs: int, hidden: tuple[int, ...], outputs: int, out_std: float) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    size = inputs
+    for width in hidden:
+        layers += [_layer(size, width), nn.Tanh()]
+        size = width
+    layers.append(_layer(size, outputs, out_std))
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """Separate actor and critic MLPs (tanh, orthogonal initialisation, as in CleanRL)."""
+
+    def __init__(self, obs_size: int, num_actions: int, hidden: tuple[int, ...] = (128, 128)):
+        super().__init__()
+        self.actor = _mlp(obs_size, hidden, num_actions, 0.01)
+        self.critic = _mlp(obs_size, hidden, 1, 1.0)
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Action logits with illegal actions set to -inf (they get probability exactly 0)."""
+        return self.actor(obs).masked_fill(~mask, float("-inf"))
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(obs).squeeze(-1)
+
+
+class NeuralPolicy:
+    """A trained network as a population member of one player.
+
+    ``metadata`` records the game, player, observation shape, hidden sizes and the PPO
+    hyperparameters; :meth:`save` writes ``<path>.pt`` (state dict) and ``<path>.json``.
+    """
+
+    def __init__(self, player: int, net: ActorCritic, metadata: dict, name: str = ""):
+        self.player = player
+        self.net = net
+        self.metadata = dict(metadata)
+        self.name = name
+
+    @torch.no_grad()
+    def probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Action probabilities (B, A) for observations (B, obs_size) and masks (B, A)."""
+        logits = self.net.logits(torch.as_tensor(obs), torch.as_tensor(mask))
+        return torch.softmax(logits, dim=-1).double().numpy()
+
+    def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
+        return self.probs(obs, mask)
+
+    def save(self, path: str | Path) -> None:
+        from psro.runs import atomic_write_bytes, atomic_write_text
+
+        path = Path(path)
+        atomic_write_bytes(path.with_suffix(".pt"),
+                           lambda h: torch.save(self.net.state_dict(), h))
+        meta = {"format_version": FORMAT_VERSION, "player": self.player, "name": self.name,
+                **self.metadata}
+        atomic_write_text(path.with_suffix(".json"), json.dumps(meta, indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> NeuralPolicy:
+        path = Path(path)
+        try:
+            meta = json.loads(path.with_suffix(".json").read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise ValueError(f"cannot read policy metadata {path.with_suffix('.json')}: {err}") \
+                from None
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{path}: policy format version {meta.get('format_version')!r}; "
+                             f"this toolkit reads {FORMAT_VERSION}")
+        net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]),
+                          tuple(meta["hidden"]))
+        try:
+            state = torch.load(path.with_suffix(".pt"), weights_only=True)
+            net.load_state_dict(state)
+        except Exception as err:
+            raise ValueError(f"cannot load policy weights {path.with_suffix('.pt')}: {err}") \
+                from None
+        player = int(meta.pop("player"))
+        name = meta.pop("name", "")
+        meta.pop("format_version")
+        return cls(player, net, meta, name)
+
+
+class UniformActor:
+    """Uniform over legal actions (the initial population member where no tree is walked)."""
+
+    name = "uniform"
+
+    def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
+        return mask / mask.sum(axis=1, keepdims=True)
+
+
+class TabularActor:
+    """Plays a :class:`psro.policies.TabularPolicy` in batched rollouts (looks up each state's
+    information set in the walked tree)."""
+
+    def __init__(self, tree, policy):
+        self.tree = tree
+        self.policy = policy
+        self.name = policy.name
+
+    def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
+        rows = [self.tree.infoset_index(player, vg.states[i].information_state_string(player))
+                for i in idx]
+        return self.policy.probs[rows]

@@ -1,0 +1,295 @@
+"""PPO best response (CleanRL's recipe, adapted to turn-based multi-agent games).
+
+The learner plays one seat; every other seat is played, per episode, by a population member
+drawn from that player's meta-strategy ``w_k`` (or, with probability ``self_play``, its newest
+member). Many games run at once (:class:`games.simulation.VectorGame`); forward passes are
+batched over all environments where the learner is to move, and over the environments of each
+opponent member. Only the learner's decisions are trained on; an episode's reward is the
+learner's return at its end. GAE, clipped surrogate, value loss, entropy bonus, minibatch
+epochs, Adam with linear learning-rate decay and gradient-norm clipping follow CleanRL's
+``ppo.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from games.simulation import VectorGame
+from psro.neural import ActorCritic, NeuralPolicy
+
+
+@dataclass
+class PPOConfig:
+    """PPO hyperparameters; the defaults train good best responses in Kuhn and Leduc poker."""
+
+    env_steps: int = 60_000
+    """Budget per best response in environment steps (decisions of any player)."""
+    num_envs: int = 64
+    """Games played at once."""
+    steps_per_update: int = 1024
+    """Learner decisions collected (in complete episodes) before each update."""
+    epochs: int = 4
+    """Passes over each batch."""
+    minibatches: int = 4
+    """Minibatches per pass."""
+    learning_rate: float = 1e-3
+    """Adam step size, decayed linearly to 0 over the budget."""
+    gamma: float = 1.0
+    """Discount (episodic games: 1)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip: float = 0.2
+    """Surrogate clipping coefficient."""
+    entropy_coef: float = 0.01
+    """Entropy bonus weight."""
+    value_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient-norm clip."""
+    hidden: tuple[int, ...] = (128, 128)
+    """Hidden layer widths of the actor and of the critic."""
+    warm_start: bool = True
+    """Start from the player's previous best response (when there is one)."""
+    self_play: float = 0.0
+    """Probability that an episode's opponents are their newest members instead of w_k."""
+    plateau_patience: int = 0
+    """Stop early after this many updates without the mean return improving (0: never)."""
+    plateau_tol: float = 0.01
+    """Improvement below this does not count for plateau_patience."""
+
+    def validate(self) -> PPOConfig:
+        for name in ("env_steps", "num_envs", "steps_per_update", "epochs", "minibatches"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"ppo.{name} must be a positive integer; got {value!r}")
+        for name, lo, hi in (("learning_rate", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1),
+                             ("clip", 0, 1), ("entropy_coef", 0, 10), ("value_coef", 0, 10),
+                             ("max_grad_norm", 0, 1e6), ("self_play", 0, 1),
+                             ("plateau_tol", 0, 1e6)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not lo <= value <= hi:
+                raise ValueError(f"ppo.{name} must be a number in [{lo}, {hi}]; got {value!r}")
+        if not isinstance(self.plateau_patience, int) or self.plateau_patience < 0:
+            raise ValueError(f"ppo.plateau_patience must be a non-negative integer; got "
+                             f"{self.plateau_patience!r}")
+        self.hidden = tuple(int(h) for h in self.hidden)
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"ppo.hidden must list positive widths; got {self.hidden!r}")
+        return self
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PPOConfig:
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError(f"unknown PPO option(s) {', '.join(unknown)}; accepted: "
+                             f"{', '.join(names)}")
+        data = dict(data)
+        if "hidden" in data:
+            data["hidden"] = tuple(data["hidden"])
+        return cls(**data).validate()
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["hidden"] = list(self.hidden)
+        return out
+
+
+class _Episode:
+    __slots__ = ("obs", "mask", "action", "logp", "value")
+
+    def __init__(self):
+        self.obs, self.mask, self.action, self.logp, self.value = [], [], [], [], []
+
+
+def train_best_response(game, player: int, opponents: list[list], weights: list[np.ndarray],
+                        config: PPOConfig, seed: int, init: NeuralPolicy | None = None,
+                        metadata: dict | None = None) -> tuple[NeuralPolicy, list[dict]]:
+    """Train a PPO best response of ``player`` against the opponents' mixtures.
+
+    ``opponents[q]`` lists player q's population members (anything with
+    ``action_probs(vg, idx, player, obs, mask)``), ``weights[q]`` their meta-strategy; entry
+    ``player`` is ignored. Returns the trained :class:`NeuralPolicy` and one diagnostics row per
+    update (mean return, approx KL, clip fraction, entropy, explained variance, steps/s, ...).
+    Deterministic for a given seed on CPU.
+    """
+    config.validate()
+    torch.set_num_threads(1)  # small networks: one thread is fastest and reproducible
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    vg = VectorGame(game, config.num_envs, seed=seed + 1)
+    net = ActorCritic(vg.obs_size, vg.num_actions, config.hidden)
+    if init is not None and config.warm_start:
+        net.load_state_dict(init.net.state_dict())
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
+    n, E = vg.num_players, vg.num_envs
+    probs = [None if q == player else np.asarray(w, float) / np.sum(w)
+             for q, w in enumerate(weights)]
+
+    def draw(envs: np.ndarray) -> None:
+        for q in range(n):
+            if q == player:
+                continue
+            k = len(opponents[q])
+            latest = rng.random(len(envs)) < config.self_play
+            drawn = rng.choice(k, size=len(envs), p=probs[q])
+            choice[envs, q] = np.where(latest, k - 1, drawn)
+
+    choice = np.zeros((E, n), dtype=np.int64)
+    draw(np.arange(E))
+    running = [_Episode() for _ in range(E)]
+    done: list[tuple[_Episode, float]] = []
+    diagnostics: list[dict] = []
+    env_steps = learner_steps = 0
+    num_updates_planned = max(1, config.env_steps // max(1, config.steps_per_update))
+    best_return, stale = -np.inf, 0
+    start = time.perf_counter()
+    update = 0
+    while env_steps < config.env_steps:
+        collected = 0
+        batch: list[tuple[_Episode, float]] = []
+        batch_start = time.perf_counter()
+        batch_env_steps = 0
+        while collected < config.steps_per_update and env_steps < config.env_steps:
+            players = vg.current_players()
+            learner = np.flatnonzero(players == player)
+            if learner.size:
+                obs, mask = vg.tensors(learner, player)
+                with torch.no_grad():
+                    obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
+                    logits = net.logits(obs_t, mask_t)
+                    values = net.value(obs_t)
+                    p = torch.softmax(logits, dim=-1)
+                    actions = torch.multinomial(p, 1, generator=gen).squeeze(1)
+                    logp = torch.log_softmax(logits, dim=-1).gather(1, actions[:, None])[:, 0]
+                for row, i in enumerate(learner):
+                    ep = running[i]
+                    ep.obs.append(obs[row])
+                    ep.mask.append(mask[row])
+                    ep.action.append(int(actions[row]))
+                    ep.logp.append(float(logp[row]))
+                    ep.value.append(float(values[row]))
+                vg.step(learner, actions.numpy())
+                learner_steps += learner.size
+                collected += learner.size
+            for q in range(n):
+                if q == player:
+                    continue
+                movers = np.flatnonzero(players == q)
+                for k in np.unique(choice[movers, q]) if movers.size else []:
+                    idx = movers[choice[movers, q] == k]
+                    obs, mask = vg.tensors(idx, q)
+                    pr = opponents[q][k].action_probs(vg, idx, q, obs, mask)
+                    cum = np.cumsum(pr, axis=1)
+                    u = rng.random(len(idx))[:, None] * cum[:, -1:]
+                    acts = np.minimum((cum < u).sum(axis=1), vg.num_actions - 1)
+                    vg.step(idx, acts)
+            stepped = int((players >= 0).sum())
+            env_steps += stepped
+            batch_env_steps += stepped
+            finished = np.flatnonzero([s.is_terminal() for s in vg.states])
+            if finished.size:
+                rets = vg.returns(finished)[:, player]
+                for i, r in zip(finished, rets, strict=True):
+                    if running[i].action:
+                        batch.append((running[i], float(r)))
+                    running[i] = _Episode()
+                vg.reset(finished)
+                draw(finished)
+        if not batch:
+            break
+        update += 1
+        lr = config.learning_rate * max(0.0, 1.0 - (update - 1) / num_updates_planned)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        stats = _ppo_update(net, optimizer, batch, config, rng)
+        mean_return = float(np.mean([r for _, r in batch]))
+        elapsed = time.perf_counter() - batch_start
+        stats.update(update=update, env_steps=env_steps, learner_steps=learner_steps,
+                     episodes=len(batch), mean_return=mean_return, learning_rate=lr,
+                     steps_per_s=batch_env_steps / max(elapsed, 1e-9),
+                     wall_s=time.perf_counter() - start)
+        diagnostics.append(stats)
+        done.extend(batch)
+        if config.plateau_patience:
+            if mean_return > best_return + config.plateau_tol:
+                best_return, stale = mean_return, 0
+            else:
+                stale += 1
+                if stale >= config.plateau_patience:
+                    break
+    meta = {"obs_shape": list(vg.obs_shape), "num_actions": vg.num_actions,
+            "hidden": list(config.hidden), "ppo": config.to_dict(), "seed": seed,
+            "env_steps": env_steps, **(metadata or {})}
+    return NeuralPolicy(player, net, meta), diagnostics
+
+
+def _ppo_update(net: ActorCritic, optimizer, batch, config: PPOConfig, rng) -> dict:
+    obs, mask, actions, old_logp, values, advantages = [], [], [], [], [], []
+    for ep, ret in batch:
+        v = np.array(ep.value)
+        rewards = np.zeros(len(v))
+        rewards[-1] = ret
+        adv = np.zeros(len(v))
+        last = 0.0
+        for t in range(len(v) - 1, -1, -1):
+            next_value = v[t + 1] if t + 1 < len(v) else 0.0
+            delta = rewards[t] + config.gamma * next_value - v[t]
+            last = delta + config.gamma * config.gae_lambda * last
+            adv[t] = last
+        obs += ep.obs
+        mask += ep.mask
+        actions += ep.action
+        old_logp += ep.logp
+        values.append(v)
+        advantages.append(adv)
+    obs_t = torch.as_tensor(np.array(obs))
+    mask_t = torch.as_tensor(np.array(mask))
+    act_t = torch.as_tensor(np.array(actions))
+    old_logp_t = torch.as_tensor(np.array(old_logp), dtype=torch.float32)
+    values_np = np.concatenate(values)
+    adv_np = np.concatenate(advantages)
+    returns_t = torch.as_tensor(adv_np + values_np, dtype=torch.float32)
+    adv_t = torch.as_tensor(adv_np, dtype=torch.float32)
+    size = len(act_t)
+    mb = max(1, size // config.minibatches)
+    kls, clipfracs, entropies, vlosses, plosses = [], [], [], [], []
+    for _ in range(config.epochs):
+        order = rng.permutation(size)
+        for s in range(0, size, mb):
+            b = torch.as_tensor(order[s:s + mb])
+            logits = net.logits(obs_t[b], mask_t[b])
+            logp_all = torch.log_softmax(logits, dim=-1)
+            logp = logp_all.gather(1, act_t[b][:, None])[:, 0]
+            p_all = logp_all.exp()
+            entropy = -(p_all * torch.where(mask_t[b], logp_all, 0.0)).sum(-1).mean()
+            ratio = (logp - old_logp_t[b]).exp()
+            with torch.no_grad():
+                kls.append(float(((ratio - 1) - (logp - old_logp_t[b])).mean()))
+                clipfracs.append(float(((ratio - 1).abs() > config.clip).float().mean()))
+            a = adv_t[b]
+            if len(b) > 1:
+                a = (a - a.mean()) / (a.std() + 1e-8)
+            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - config.clip, 1 + config.clip))
+            policy_loss = pg.mean()
+            value_loss = 0.5 * ((net.value(obs_t[b]) - returns_t[b]) ** 2).mean()
+            loss = policy_loss - config.entropy_coef * entropy + config.value_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            optimizer.step()
+            entropies.append(float(entropy.detach()))
+            vlosses.append(float(value_loss.detach()))
+            plosses.append(float(policy_loss.detach()))
+    target = returns_t.numpy()
+    var = np.var(target)
+    explained = float("nan") if var == 0 else float(1 - np.var(target - values_np) / var)
+    return {"approx_kl": float(np.mean(kls)), "clip_fraction": float(np.mean(clipfracs)),
+            "entropy": float(np.mean(entropies)), "value_loss": float(np.mean(vlosses)),
+            "policy_loss": float(np.mean(plosses)), "explained_variance": explained}
