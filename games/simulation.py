@@ -12,6 +12,19 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
+TERMINAL = pyspiel.PlayerId.TERMINAL
+
+
+def sample_chance(state: pyspiel.State, u: float) -> int:
+    """The chance outcome at cumulative probability ``u`` in [0, 1)."""
+    outcomes = state.chance_outcomes()
+    total = 0.0
+    for action, prob in outcomes:
+        total += prob
+        if u < total:
+            return action
+    return outcomes[-1][0]
+
 
 def turn_based(game: pyspiel.Game) -> pyspiel.Game:
     """The game itself, or its turn-based version when moves are simultaneous."""
@@ -58,10 +71,7 @@ class VectorGame:
     def _resolve_chance(self, i: int) -> None:
         state = self.states[i]
         while state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            probs = np.array([p for _, p in outcomes])
-            k = self.rng.choice(len(outcomes), p=probs / probs.sum())
-            state.apply_action(outcomes[k][0])
+            state.apply_action(sample_chance(state, self.rng.random()))
 
     def current_players(self) -> np.ndarray:
         return np.array([s.current_player() for s in self.states], dtype=np.int64)
@@ -104,11 +114,9 @@ def random_playout_rate(game: pyspiel.Game, seconds: float = 2.0, seed: int = 0)
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                probs = np.array([p for _, p in outcomes])
-                state.apply_action(outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0])
+                state.apply_action(sample_chance(state, rng.random()))
             else:
                 legal = state.legal_actions()
-                state.apply_action(legal[rng.integers(len(legal))])
+                state.apply_action(legal[int(rng.random() * len(legal))])
                 steps += 1
     return steps / (time.perf_counter() - start)

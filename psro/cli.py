@@ -32,10 +32,17 @@ def _parse_option(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+def _exploitability_text(row: dict) -> str:
+    kind = row.get("exploitability_kind", "exact")
+    if row.get("exploitability") is None:
+        return "n/a (sampled payoffs; measured when the run stops)"
+    suffix = " (approximate lower bound)" if kind == "approximate_lower_bound" else ""
+    return f"{row['exploitability']:.6g}{suffix}"
+
+
 def _progress(run, row) -> None:
-    kind = "" if row.get("exploitability_kind", "exact") == "exact" else " (lower bound)"
     print(f"iter {row['iteration']:4d}  population {row['population_size']:4d}  "
-          f"exploitability {row['exploitability']:.6g}{kind}  {row['wall_time_s']:8.2f}s",
+          f"exploitability {_exploitability_text(row)}  {row['wall_time_s']:8.2f}s",
           flush=True)
 
 
@@ -75,7 +82,7 @@ def cmd_run(args) -> int:
         run.run()
     last = run.metrics[-1]
     print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
-          f"{last['exploitability']:.6g}, run directory {args.out}")
+          f"{_exploitability_text(last)}, run directory {args.out}")
     return 0
 
 

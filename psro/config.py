@@ -41,6 +41,9 @@ class RunConfig:
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
     """PPO oracle options (fields of psro.ppo.PPOConfig), e.g. {env_steps = 60000}."""
+    monte_carlo: dict = field(default_factory=dict)
+    """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
+    min_episodes (256), max_episodes (8192), batch (256)."""
 
     def validate(self) -> RunConfig:
         from psro.backends import BACKENDS
@@ -76,6 +79,16 @@ class RunConfig:
             PPOConfig.from_dict(self.ppo)
         except (TypeError, ValueError) as err:
             raise ConfigError(str(err)) from None
+        accepted_mc = ("tolerance", "min_episodes", "max_episodes", "batch")
+        if not isinstance(self.monte_carlo, dict):
+            raise ConfigError("monte_carlo must be a table of option = value")
+        unknown = sorted(set(self.monte_carlo) - set(accepted_mc))
+        if unknown:
+            raise ConfigError(f"unknown monte_carlo option(s) {', '.join(unknown)}; accepted: "
+                              f"{', '.join(accepted_mc)}")
+        for key, value in self.monte_carlo.items():
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"monte_carlo.{key} must be a positive number; got {value!r}")
         if not isinstance(self.max_nodes, int) or self.max_nodes < 1:
             raise ConfigError(f"max_nodes must be a positive integer; got {self.max_nodes!r}")
         return self

@@ -15,6 +15,7 @@ rock-paper-scissors it ends at NashConv 0.59. Here the same game converges to 0.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -25,14 +26,15 @@ import numpy as np
 import solvers
 from games import Game, load
 from games.simulation import turn_based
+from psro import monte_carlo
 from psro.backends import make_backend
 from psro.config import ConfigError, RunConfig
 from psro.exploitability import exact_exploitability
-from psro.neural import NeuralPolicy
+from psro.neural import NeuralPolicy, UniformActor, network_of
 from psro.oracles import ExactBestResponse, PPOBestResponse
 from psro.payoffs import PayoffTable
 from psro.policies import MetaPolicy, TabularPolicy
-from psro.ppo import PPOConfig
+from psro.ppo import PPOConfig, train_best_response
 from psro.runs import RunDirectory, RunDirectoryError
 from psro.sequence_form import GameTooLargeError, SequenceFormGame
 
@@ -76,14 +78,21 @@ class PSRO:
         # the tree is walked on that same game so tables and networks see the same states.
         self.play_game = self.game.pyspiel_game if self.config.oracle == "exact" \
             else turn_based(self.game.pyspiel_game)
+        self.tree: SequenceFormGame | None = None
         try:
             self.tree = SequenceFormGame(self.play_game, max_nodes=config.max_nodes)
         except GameTooLargeError as err:
             if self.config.oracle == "exact":
                 raise ConfigError(f"game {config.game!r} is too large for the exact oracle: "
                                   f"{err}") from None
-            raise ConfigError(f"game {config.game!r} is too large to walk; PPO with Monte Carlo "
-                              f"payoffs for such games is not built yet ({err})") from None
+        # exact: payoffs and exploitability from the walked tree; monte_carlo: sampled payoffs
+        # and an approximate exploitability (a lower bound) measured when the run stops.
+        self.mode = "exact" if self.tree is not None else "monte_carlo"
+        if self.mode == "monte_carlo" and config.target_exploitability is not None:
+            raise ConfigError(f"target_exploitability needs exact exploitability, and "
+                              f"{config.game!r} is too large to walk")
+        self.mc_options = dict(config.monte_carlo)
+        n = self.play_game.num_players()
         if self.config.oracle == "exact":
             self.oracle = ExactBestResponse(self.tree)
         else:
@@ -91,7 +100,6 @@ class PSRO:
                                           PPOConfig.from_dict(self.config.ppo), config.seed)
         self.ppo_log: list[dict] = []
         self.meta_solver = solvers.get(config.meta_solver, **config.meta_solver_options)
-        n = self.tree.num_players
         try:  # fail before any work if the meta-solver cannot handle this kind of game
             self.meta_solver([np.zeros((1,) * n) for _ in range(n)])
         except ValueError as err:
@@ -101,32 +109,50 @@ class PSRO:
         self.rng = np.random.default_rng(config.seed)
         self.callbacks = list(callbacks)
         self.run_dir = RunDirectory(out) if out is not None else None
-        n = self.tree.num_players
-        self.population: list[list[TabularPolicy]] = [[] for _ in range(n)]
-        self._plans: list[np.ndarray] = [np.zeros((0, p.num_sequences)) for p in self.tree.players]
-        self.table = PayoffTable(n, exact=True)
+        self.population: list[list] = [[] for _ in range(n)]
+        self._plans: list[np.ndarray] = [] if self.tree is None else \
+            [np.zeros((0, p.num_sequences)) for p in self.tree.players]
+        self.table = PayoffTable(n, exact=self.mode == "exact")
+        self.approximate: dict | None = None
         self.mixtures: list[np.ndarray] = []
         self.mixture_history: list[dict] = []
         self.metrics: list[dict] = []
         self.iteration = -1
         self.wall_time_s = 0.0
+        self.env_steps = 0
         self.stop_reason: str | None = None
 
     # -- the iteration ----------------------------------------------------------------------
-    def _add_members(self, members: list[TabularPolicy]) -> None:
+    def _add_members(self, members: list) -> None:
         for member in members:
             self.population[member.player].append(member)
-            plan = member.realization_plan(self.tree)[None, :]
-            self._plans[member.player] = np.vstack([self._plans[member.player], plan])
+            if self.mode == "exact":
+                plan = member.realization_plan(self.tree)[None, :]
+                self._plans[member.player] = np.vstack([self._plans[member.player], plan])
 
     def _extend_table(self) -> int:
         old = self.table.shape
         new = tuple(len(pop) for pop in self.population)
         blocks = PayoffTable.new_blocks(old, new)
-        tasks = [(self.tree, [self._plans[q][s] for q, s in enumerate(block)])
-                 for block in blocks]
-        values = self.backend.map(_payoff_block_task, tasks)
-        self.table.grow(new, blocks, values)
+        if self.mode == "exact":
+            tasks = [(self.tree, [self._plans[q][s] for q, s in enumerate(block)])
+                     for block in blocks]
+            values = self.backend.map(_payoff_block_task, tasks)
+            self.table.grow(new, blocks, values)
+        else:
+            values, counts, errors = [], [], []
+            for block in blocks:
+                profiles = list(itertools.product(*(range(s.start, s.stop) for s in block)))
+                tasks = [(self.play_game, [self.population[q][i] for q, i in enumerate(prof)],
+                          self._profile_seed(prof)) for prof in profiles]
+                estimates = self.backend.map(self._estimate_task, tasks)
+                shape = tuple(s.stop - s.start for s in block)
+                values.append(np.stack([e.mean for e in estimates], axis=1)
+                              .reshape((len(new),) + shape))
+                counts.append(np.array([e.count for e in estimates]).reshape(shape))
+                errors.append(np.stack([e.std_err for e in estimates], axis=1)
+                              .reshape((len(new),) + shape))
+            self.table.grow(new, blocks, values, counts, errors)
         return int(np.prod(new) - np.prod(old))
 
     def _solve_meta(self) -> None:
@@ -141,21 +167,38 @@ class PSRO:
         """Each player's meta-policy as a realization plan: ``sum_k w_k r_k``."""
         return [w @ plans for w, plans in zip(self.mixtures, self._plans, strict=True)]
 
+    def _profile_seed(self, profile) -> int:
+        return int(np.random.SeedSequence([self.config.seed, 7, *profile]).generate_state(1)[0])
+
+    def _estimate_task(self, game, actors, seed):
+        return monte_carlo.estimate_profile(game, actors, seed, **self.mc_options)
+
     def _record(self, timings: dict, entries: int, start: float) -> dict:
         t = time.perf_counter()
-        result = exact_exploitability(self.tree, self.mixed_plans())
+        n = len(self.population)
+        if self.mode == "exact":
+            result = exact_exploitability(self.tree, self.mixed_plans())
+            measured = {"exploitability": result.exploitability,
+                        "nash_conv": result.nash_conv, "exploitability_kind": "exact",
+                        **{f"gain_p{p}": float(g) for p, g in enumerate(result.gains)},
+                        **{f"value_p{p}": float(v) for p, v in enumerate(result.values)}}
+        else:  # measured once, when the run stops (see approximate_exploitability)
+            game = self.table.as_game()
+            values = solvers.expected_payoffs(game, self.mixtures)
+            measured = {"exploitability": None, "nash_conv": None,
+                        "exploitability_kind": "not_measured",
+                        **{f"gain_p{p}": None for p in range(n)},
+                        **{f"value_p{p}": float(v) for p, v in enumerate(values)},
+                        "meta_game_nash_conv": solvers.nash_conv(game, self.mixtures)}
         timings["exploitability_s"] = time.perf_counter() - t
         self.wall_time_s += time.perf_counter() - start
         row = {
             "iteration": self.iteration,
             "wall_time_s": self.wall_time_s,
             "population_size": len(self.population[0]),
-            "exploitability": result.exploitability,
-            "nash_conv": result.nash_conv,
-            "exploitability_kind": "exact",
-            **{f"gain_p{p}": float(g) for p, g in enumerate(result.gains)},
-            **{f"value_p{p}": float(v) for p, v in enumerate(result.values)},
+            **measured,
             "entries_evaluated": entries,
+            "env_steps": self.env_steps,
             **timings,
         }
         self.metrics.append(row)
@@ -175,10 +218,13 @@ class PSRO:
         if self.run_dir is not None:
             self.run_dir.path.mkdir(parents=True, exist_ok=True)
             self.run_dir.write_config(self.config.to_json())
-        self._add_members([
-            TabularPolicy(p, self.tree.uniform_policy(p), name=f"uniform_p{p}",
-                          metadata={"iteration": 0, "oracle": "uniform"})
-            for p in range(self.tree.num_players)])
+        if self.mode == "exact":
+            self._add_members([
+                TabularPolicy(p, self.tree.uniform_policy(p), name=f"uniform_p{p}",
+                              metadata={"iteration": 0, "oracle": "uniform"})
+                for p in range(self.tree.num_players)])
+        else:
+            self._add_members([UniformMember(p) for p in range(len(self.population))])
         self.iteration = 0
         t = time.perf_counter()
         entries = self._extend_table()
@@ -196,14 +242,16 @@ class PSRO:
         self.iteration += 1
         t = time.perf_counter()
         if isinstance(self.oracle, PPOBestResponse):
-            tasks = self.oracle.tasks(self.population, self.mixtures, self.iteration)
+            tasks = self.oracle.tasks(self.population, self.mixtures, self.iteration,
+                                      tabular=self.mode == "exact")
         else:
             tasks = self.oracle.tasks(self.mixed_plans())
         results = self.backend.map(self.oracle.run_task, tasks)
         self._add_members([self.oracle.to_policy(p, r, self.iteration)
                            for p, r in enumerate(results)])
         if isinstance(self.oracle, PPOBestResponse):
-            for p, (_, diagnostics) in enumerate(results):
+            for p, (network, diagnostics) in enumerate(results):
+                self.env_steps += int(network.metadata.get("env_steps", 0))
                 self.ppo_log += [{"iteration": self.iteration, "player": p, **d}
                                  for d in diagnostics]
         timings = {"oracle_s": time.perf_counter() - t}
@@ -228,7 +276,8 @@ class PSRO:
             self.initialize()
         while True:
             last = self.metrics[-1]
-            if target is not None and last["exploitability"] <= target:
+            if target is not None and last["exploitability"] is not None \
+                    and last["exploitability"] <= target:
                 self.stop_reason = "target_exploitability"
                 break
             if budget is not None and self.wall_time_s >= budget:
@@ -238,14 +287,61 @@ class PSRO:
                 self.stop_reason = "iterations"
                 break
             self.step()
+        if self.mode == "monte_carlo" and self.metrics[-1]["exploitability"] is None:
+            self.approximate_exploitability()
         return self.metrics
 
+    def approximate_exploitability(self) -> dict:
+        """Approximate exploitability of the current meta-policy for games too large to walk.
+
+        For each player a fresh PPO best response (same options as the oracle, its own seed)
+        is trained against the others' meta-policy; its gain over the meta-policy's value, both
+        estimated by Monte Carlo, is a *lower bound* on that player's true gain (the response
+        is approximate). Written into the last metrics row with
+        ``exploitability_kind = "approximate_lower_bound"``.
+        """
+        t = time.perf_counter()
+        n = len(self.population)
+        seats = [list(pop) for pop in self.population]
+        seed = self.oracle.seed(10**6 + self.iteration, 0)
+        base = monte_carlo.estimate(self.play_game, seats, self.mixtures, seed,
+                                    **self.mc_options)
+        gains, errors = [], []
+        for p in range(n):
+            network, _ = train_best_response(
+                self.play_game, p, seats, self.mixtures, self.oracle.config,
+                self.oracle.seed(10**6 + self.iteration, p + 1), None,
+                {"purpose": "exploitability"})
+            probe = [list(pop) for pop in seats]
+            probe[p] = [network]
+            weights = list(self.mixtures)
+            weights[p] = np.ones(1)
+            est = monte_carlo.estimate(self.play_game, probe, weights, seed + p + 1,
+                                       **self.mc_options)
+            gains.append(max(0.0, float(est.mean[p] - base.mean[p])))
+            errors.append(float(np.hypot(est.std_err[p], base.std_err[p])))
+        row = self.metrics[-1]
+        row.update({"exploitability": sum(gains) / n, "nash_conv": sum(gains),
+                    "exploitability_kind": "approximate_lower_bound",
+                    **{f"gain_p{p}": g for p, g in enumerate(gains)},
+                    **{f"gain_std_err_p{p}": e for p, e in enumerate(errors)},
+                    **{f"value_p{p}": float(v) for p, v in enumerate(base.mean)},
+                    "exploitability_s": row["exploitability_s"] + time.perf_counter() - t})
+        if self.run_dir is not None:
+            self._save()
+        return row
+
     def meta_policy(self) -> MetaPolicy:
-        """The current meta-policy as an OpenSpiel ``Policy`` (reach-weighted mixture)."""
+        """The current meta-policy as an OpenSpiel ``Policy`` (reach-weighted mixture); only
+        for games small enough to walk."""
+        if self.tree is None:
+            raise ValueError("meta_policy() needs a game small enough to walk")
         return MetaPolicy(self.tree, self.population, self.mixtures)
 
     # -- persistence ------------------------------------------------------------------------
     def _population_arrays(self) -> dict[str, np.ndarray]:
+        if self.mode != "exact":
+            return {}
         return {f"player_{p}": np.stack([m.probs for m in pop])
                 for p, pop in enumerate(self.population)}
 
@@ -253,8 +349,10 @@ class PSRO:
         return {
             "format_version": 1,
             "game": self.config.game,
-            "infoset_keys": [p.keys for p in self.tree.players],
-            "members": [[{"name": m.name, **m.metadata} for m in pop] for pop in self.population],
+            "mode": self.mode,
+            "infoset_keys": None if self.tree is None else [p.keys for p in self.tree.players],
+            "members": [[{"name": m.name, "kind": _kind(m), **m.metadata} for m in pop]
+                        for pop in self.population],
         }
 
     def _network_path(self, player: int, index: int) -> Path:
@@ -264,8 +362,9 @@ class PSRO:
         for p, pop in enumerate(self.population):
             for k, member in enumerate(pop):
                 path = self._network_path(p, k)
-                if member.network is not None and not path.with_suffix(".json").exists():
-                    member.network.save(path)
+                network = network_of(member)
+                if network is not None and not path.with_suffix(".json").exists():
+                    network.save(path)
         if self.ppo_log:
             from psro.runs import atomic_write_text
 
@@ -281,14 +380,15 @@ class PSRO:
             "metrics": self.metrics,
             "mixtures": self.mixture_history,
             "members": self._population_meta()["members"],
-            "infoset_digest": _keys_digest(self.tree),
+            "infoset_digest": None if self.tree is None else _keys_digest(self.tree),
             "rng_state": self.rng.bit_generator.state,
             "ppo_log": self.ppo_log,
-            "networks": [[m.network is not None for m in pop] for pop in self.population],
+            "networks": [[network_of(m) is not None for m in pop] for pop in self.population],
         }
         arrays = {f"population_{k}": v for k, v in population.items()}
         arrays["payoff_values"] = self.table.values
         arrays["payoff_counts"] = self.table.counts
+        arrays["payoff_std_errs"] = self.table.std_errs
         self.run_dir.write_checkpoint(meta, arrays)
 
     @classmethod
@@ -301,26 +401,34 @@ class PSRO:
         if meta.get("config") != config.to_dict():
             raise RunDirectoryError(f"{run_dir.path}: checkpoint and config.json disagree")
         run = cls(config.game, config=config, out=out, callbacks=callbacks)
-        if meta.get("infoset_digest") != _keys_digest(run.tree):
+        digest = None if run.tree is None else _keys_digest(run.tree)
+        if meta.get("infoset_digest") != digest:
             raise RunDirectoryError(
                 f"{run_dir.path}: the checkpoint's policies do not match the information sets "
                 f"of {config.game!r} in this OpenSpiel version")
         try:
             members = []
-            for p in range(run.tree.num_players):
-                stack = arrays[f"population_player_{p}"]
-                for k, probs in enumerate(stack):
-                    info = dict(meta["members"][p][k])
-                    name = info.pop("name")
+            for p in range(len(run.population)):
+                for k, info in enumerate(meta["members"][p]):
+                    info = dict(info)
+                    name, kind = info.pop("name"), info.pop("kind", "tabular")
                     network = None
-                    if meta.get("networks", [[]] * (p + 1))[p][k]:
+                    if meta["networks"][p][k]:
                         network = NeuralPolicy.load(run._network_path(p, k))
-                    members.append(TabularPolicy(p, probs, name=name, metadata=info,
-                                                 network=network))
+                    if kind == "tabular":
+                        probs = arrays[f"population_player_{p}"][k]
+                        members.append(TabularPolicy(p, probs, name=name, metadata=info,
+                                                     network=network))
+                    elif kind == "neural":
+                        network.name, network.metadata = name, info
+                        members.append(network)
+                    else:
+                        members.append(UniformMember(p))
             run._add_members(members)
             run.table.grow(tuple(len(pop) for pop in run.population), [], [])
             run.table.values = arrays["payoff_values"]
             run.table.counts = arrays["payoff_counts"]
+            run.table.std_errs = arrays["payoff_std_errs"]
             run.iteration = int(meta["iteration"])
             run.wall_time_s = float(meta["wall_time_s"])
             run.metrics = list(meta["metrics"])
@@ -328,6 +436,7 @@ class PSRO:
             run.mixtures = [np.asarray(m, float) for m in run.mixture_history[-1]["mixtures"]]
             run.rng.bit_generator.state = meta["rng_state"]
             run.ppo_log = list(meta.get("ppo_log", []))
+            run.env_steps = int(run.metrics[-1].get("env_steps", 0))
         except (KeyError, IndexError, ValueError, TypeError) as err:
             raise RunDirectoryError(f"checkpoint in {run_dir.path} is incomplete: {err!r}") \
                 from None
@@ -336,6 +445,23 @@ class PSRO:
                                     f"not match the population")
         run.run_dir.write_metrics(run.metrics, run.mixture_history)
         return run
+
+
+def _kind(member) -> str:
+    if isinstance(member, TabularPolicy):
+        return "tabular"
+    if isinstance(member, NeuralPolicy):
+        return "neural"
+    return "uniform"
+
+
+class UniformMember(UniformActor):
+    """The initial population member of a game too large to walk: uniform over legal moves."""
+
+    def __init__(self, player: int):
+        self.player = player
+        self.name = f"uniform_p{player}"
+        self.metadata = {"iteration": 0, "oracle": "uniform"}
 
 
 def _payoff_block_task(tree: SequenceFormGame, plans: list[np.ndarray]) -> np.ndarray:
@@ -354,15 +480,26 @@ class Run:
         self.metrics: list[dict] = list(self._meta["metrics"])
         self.mixtures = [np.asarray(m, float) for m in self._meta["mixtures"][-1]["mixtures"]]
         self.mixture_history = self._meta["mixtures"]
-        self.payoffs = PayoffTable(len(self.mixtures), exact=True)
+        counts = arrays["payoff_counts"]
+        self.payoffs = PayoffTable(len(self.mixtures), exact=bool((counts == 0).all()))
         self.payoffs.values = arrays["payoff_values"]
-        self.payoffs.counts = arrays["payoff_counts"]
-        self.population: list[list[TabularPolicy]] = []
+        self.payoffs.counts = counts
+        self.payoffs.std_errs = arrays["payoff_std_errs"]
+        self.population: list[list] = []
         for p in range(len(self.mixtures)):
             pop = []
-            for k, probs in enumerate(arrays[f"population_player_{p}"]):
-                info = dict(self._meta["members"][p][k])
-                pop.append(TabularPolicy(p, probs, name=info.pop("name"), metadata=info))
+            for k, info in enumerate(self._meta["members"][p]):
+                info = dict(info)
+                name, kind = info.pop("name"), info.pop("kind", "tabular")
+                if kind == "tabular":
+                    probs = arrays[f"population_player_{p}"][k]
+                    pop.append(TabularPolicy(p, probs, name=name, metadata=info))
+                elif kind == "neural":
+                    net = NeuralPolicy.load(self.path / "networks" / f"player{p}_member{k}")
+                    net.name, net.metadata = name, info
+                    pop.append(net)
+                else:
+                    pop.append(UniformMember(p))
             self.population.append(pop)
         self._tree: SequenceFormGame | None = None
 

@@ -103,6 +103,14 @@ class NeuralPolicy:
         return cls(player, net, meta, name)
 
 
+def network_of(member) -> NeuralPolicy | None:
+    """The network behind a population member: the member itself, the network a table was
+    read from, or None (uniform or purely tabular members)."""
+    if isinstance(member, NeuralPolicy):
+        return member
+    return getattr(member, "network", None)
+
+
 class UniformActor:
     """Uniform over legal actions (the initial population member where no tree is walked)."""
 

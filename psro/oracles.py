@@ -62,14 +62,17 @@ class PPOBestResponse:
         return int(np.random.SeedSequence([self.run_seed, iteration, player])
                    .generate_state(1)[0])
 
-    def tasks(self, population, mixtures, iteration: int) -> list[tuple]:
-        from psro.neural import TabularActor
+    def tasks(self, population, mixtures, iteration: int, tabular: bool = True) -> list[tuple]:
+        """One training task per player. With ``tabular`` the members are tables played
+        through the walked tree; otherwise they are played as they are (networks)."""
+        from psro.neural import TabularActor, network_of
 
-        actors = [[TabularActor(self.tree, m) for m in pop] for pop in population]
+        actors = [[TabularActor(self.tree, m) for m in pop] for pop in population] if tabular \
+            else [list(pop) for pop in population]
         tasks = []
-        for p in range(self.tree.num_players):
-            previous = next((m.network for m in reversed(population[p])
-                             if m.network is not None), None)
+        for p in range(len(population)):
+            previous = next((network_of(m) for m in reversed(population[p])
+                             if network_of(m) is not None), None)
             tasks.append((self.game, p, actors, mixtures, self.config,
                           self.seed(iteration, p), previous, {"iteration": iteration}))
         return tasks
@@ -85,6 +88,11 @@ class PPOBestResponse:
 
         network, diagnostics = result
         last = diagnostics[-1] if diagnostics else {}
+        if self.tree is None:
+            network.name = f"ppo_p{player}_it{iteration}"
+            network.metadata.update(iteration=iteration, oracle=self.name,
+                                    final_mean_return=last.get("mean_return"))
+            return network
         return tabularise(self.tree, network, player, name=f"ppo_p{player}_it{iteration}",
                           metadata={"iteration": iteration, "oracle": self.name,
                                     "env_steps": network.metadata.get("env_steps"),

@@ -2,8 +2,9 @@
 
 ``values[p][i_0, ..., i_{N-1}]`` is player p's expected return when player q plays population
 member ``i_q`` (the payoff convention of :mod:`solvers`). ``counts`` holds the number of
-samples behind each entry; exact entries (computed in sequence form, no sampling) have count
-0 and ``exact`` is True.
+episodes behind each entry and ``std_errs`` (same shape as ``values``) their standard errors;
+exact entries (computed in sequence form, no sampling) have count 0 and standard error 0, and
+``exact`` is True.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class PayoffTable:
         self.exact = exact
         self.values = np.zeros((num_players,) + (0,) * num_players)
         self.counts = np.zeros((0,) * num_players, dtype=np.int64)
+        self.std_errs = np.zeros((num_players,) + (0,) * num_players)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -48,20 +50,26 @@ class PayoffTable:
         return blocks
 
     def grow(self, new_shape: tuple[int, ...], blocks: list[list[slice]],
-             block_values: list[np.ndarray], block_counts: list[np.ndarray] | None = None):
+             block_values: list[np.ndarray], block_counts: list[np.ndarray] | None = None,
+             block_std_errs: list[np.ndarray] | None = None):
         """Enlarge the table to ``new_shape`` and fill the given blocks with their values
-        (each of shape (num_players, *block shape)), keeping every old entry."""
+        (each of shape (num_players, *block shape)), keeping every old entry. Sampled blocks
+        also give their episode counts and standard errors."""
         old = self.shape
         values = np.zeros((self.num_players,) + tuple(new_shape))
+        errors = np.zeros((self.num_players,) + tuple(new_shape))
         counts = np.zeros(tuple(new_shape), dtype=np.int64)
         old_index = tuple(slice(0, k) for k in old)
         values[(slice(None),) + old_index] = self.values
+        errors[(slice(None),) + old_index] = self.std_errs
         counts[old_index] = self.counts
         for i, (block, vals) in enumerate(zip(blocks, block_values, strict=True)):
             values[(slice(None),) + tuple(block)] = vals
             if block_counts is not None:
                 counts[tuple(block)] = block_counts[i]
-        self.values, self.counts = values, counts
+            if block_std_errs is not None:
+                errors[(slice(None),) + tuple(block)] = block_std_errs[i]
+        self.values, self.counts, self.std_errs = values, counts, errors
 
     def entries_evaluated(self, old: tuple[int, ...], new: tuple[int, ...]) -> int:
         return int(np.prod(new) - np.prod(old)) if all(k > 0 for k in old) else int(np.prod(new))

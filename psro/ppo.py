@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from games.simulation import VectorGame
+from games.simulation import TERMINAL, VectorGame
 from psro.neural import ActorCritic, NeuralPolicy
 
 
@@ -158,24 +158,36 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
         batch_env_steps = 0
         while collected < config.steps_per_update and env_steps < config.env_steps:
             players = vg.current_players()
+            finished = np.flatnonzero(players == TERMINAL)
+            if finished.size:
+                rets = vg.returns(finished)[:, player]
+                for i, r in zip(finished, rets, strict=True):
+                    if running[i].action:
+                        batch.append((running[i], float(r)))
+                    running[i] = _Episode()
+                vg.reset(finished)
+                draw(finished)
+                players[finished] = [vg.states[i].current_player() for i in finished]
             learner = np.flatnonzero(players == player)
             if learner.size:
                 obs, mask = vg.tensors(learner, player)
                 with torch.no_grad():
                     obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
                     logits = net.logits(obs_t, mask_t)
-                    values = net.value(obs_t)
-                    p = torch.softmax(logits, dim=-1)
-                    actions = torch.multinomial(p, 1, generator=gen).squeeze(1)
-                    logp = torch.log_softmax(logits, dim=-1).gather(1, actions[:, None])[:, 0]
+                    values = net.value(obs_t).numpy()
+                    actions = torch.multinomial(torch.softmax(logits, dim=-1), 1,
+                                                generator=gen).squeeze(1)
+                    logp = torch.log_softmax(logits, dim=-1).gather(
+                        1, actions[:, None])[:, 0].numpy()
+                acts = actions.numpy()
                 for row, i in enumerate(learner):
                     ep = running[i]
                     ep.obs.append(obs[row])
                     ep.mask.append(mask[row])
-                    ep.action.append(int(actions[row]))
+                    ep.action.append(int(acts[row]))
                     ep.logp.append(float(logp[row]))
                     ep.value.append(float(values[row]))
-                vg.step(learner, actions.numpy())
+                vg.step(learner, acts)
                 learner_steps += learner.size
                 collected += learner.size
             for q in range(n):
@@ -193,15 +205,6 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
             stepped = int((players >= 0).sum())
             env_steps += stepped
             batch_env_steps += stepped
-            finished = np.flatnonzero([s.is_terminal() for s in vg.states])
-            if finished.size:
-                rets = vg.returns(finished)[:, player]
-                for i, r in zip(finished, rets, strict=True):
-                    if running[i].action:
-                        batch.append((running[i], float(r)))
-                    running[i] = _Episode()
-                vg.reset(finished)
-                draw(finished)
         if not batch:
             break
         update += 1

@@ -76,7 +76,8 @@ class RunDirectory:
     def write_tables(self, payoffs, population_arrays: dict[str, np.ndarray],
                      population_meta: dict) -> None:
         atomic_write_bytes(self.path / "payoffs.npz", lambda h: np.savez(
-            h, values=payoffs.values, counts=payoffs.counts, exact=np.array(payoffs.exact),
+            h, values=payoffs.values, counts=payoffs.counts, std_errs=payoffs.std_errs,
+            exact=np.array(payoffs.exact),
             format_version=np.array(FORMAT_VERSION)))
         atomic_write_bytes(self.path / "population.npz",
                            lambda h: np.savez_compressed(h, **population_arrays))

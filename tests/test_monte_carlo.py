@@ -1,0 +1,106 @@
+"""Monte Carlo payoffs and PSRO on games too large to walk (forced here with max_nodes)."""
+
+import numpy as np
+import pyspiel
+import pytest
+
+import psro
+from psro import monte_carlo
+from psro.neural import TabularActor
+from psro.policies import TabularPolicy, tabularise
+from psro.sequence_form import SequenceFormGame
+
+TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s"}
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    game = pyspiel.load_game("kuhn_poker")
+    return game, SequenceFormGame(game)
+
+
+def _random_profile(tree, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in range(2):
+        probs = tree.uniform_policy(p) * rng.uniform(0.1, 1, (tree.players[p].num_infosets, 2))
+        out.append(TabularPolicy(p, probs / probs.sum(axis=1, keepdims=True)))
+    return out
+
+
+def test_confidence_intervals_cover_exact_values_at_the_stated_rate(kuhn):
+    game, tree = kuhn
+    profile = _random_profile(tree, 0)
+    exact = tree.expected_returns([m.realization_plan(tree) for m in profile])[0]
+    actors = [TabularActor(tree, m) for m in profile]
+    covered = 0
+    trials = 60
+    for seed in range(trials):
+        est = monte_carlo.estimate_profile(game, actors, seed, tolerance=1e-9,
+                                           min_episodes=400, max_episodes=400)
+        assert est.count == 400
+        covered += abs(est.mean[0] - exact) <= est.half_width[0]
+    # Nominal 95%: 57 of 60 expected; 52 or fewer would happen with probability < 0.5%.
+    assert covered >= 53
+
+
+def test_adaptive_sampling_stops_at_tolerance_or_cap(kuhn):
+    game, tree = kuhn
+    actors = [TabularActor(tree, m) for m in _random_profile(tree, 1)]
+    est = monte_carlo.estimate_profile(game, actors, 0, tolerance=0.05, max_episodes=100_000)
+    assert est.half_width.max() <= 0.05 and est.count < 100_000
+    capped = monte_carlo.estimate_profile(game, actors, 0, tolerance=1e-6, max_episodes=1024)
+    assert capped.count == 1024
+
+
+def _config(**extra):
+    return psro.RunConfig(game="kuhn_poker", oracle="ppo", meta_solver="nash", max_nodes=10,
+                          ppo={"env_steps": 4000, "num_envs": 32, "steps_per_update": 512},
+                          monte_carlo={"tolerance": 0.1, "max_episodes": 4096}, seed=3,
+                          **extra)
+
+
+def test_psro_with_sampled_payoffs_and_approximate_exploitability(kuhn, tmp_path):
+    game, tree = kuhn
+    run = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "run")
+    rows = run.run(iterations=2)
+    assert run.mode == "monte_carlo" and run.tree is None
+    assert all(r["exploitability"] is None for r in rows[:-1])
+    last = rows[-1]
+    assert last["exploitability_kind"] == "approximate_lower_bound"
+    assert (run.table.counts >= 256).all() and (run.table.std_errs > 0).all()
+    # Sampled entries agree with the exact values of the same (tabularised) networks.
+    tables = [[TabularPolicy(p, tree.uniform_policy(p)) if k == 0 else tabularise(tree, m, p)
+               for k, m in enumerate(pop)] for p, pop in enumerate(run.population)]
+    plans = [np.stack([m.realization_plan(tree) for m in pop]) for pop in tables]
+    exact = tree.payoff_block(plans)
+    assert np.all(np.abs(run.table.values - exact) <= 4 * run.table.std_errs + 1e-12)
+    # The approximate exploitability is a lower bound on the true one (up to sampling error).
+    mixed = [w @ pl for w, pl in zip(run.mixtures, plans, strict=True)]
+    true = psro.exact_exploitability(tree, mixed)
+    for p in range(2):
+        assert last[f"gain_p{p}"] <= true.gains[p] + 4 * last[f"gain_std_err_p{p}"]
+    loaded = psro.load_run(tmp_path / "run")
+    assert loaded.payoffs.counts.shape == (3, 3) and len(loaded.population[1]) == 3
+
+
+def test_sampled_run_resumes_exactly(tmp_path):
+    full = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "a")
+    full.run(iterations=2)
+    part = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "b")
+    part.run(iterations=1)
+    resumed = psro.PSRO.resume(tmp_path / "b")
+    resumed.run(iterations=2)
+
+    def numbers(row):
+        return {k: v for k, v in row.items() if k not in TIMING}
+
+    # Iteration 1 of the resumed run also carries the approximate exploitability measured
+    # when that part stopped; everything after it matches the uninterrupted run.
+    assert numbers(resumed.metrics[-1]) == numbers(full.metrics[-1])
+    np.testing.assert_array_equal(resumed.table.values, full.table.values)
+
+
+def test_target_exploitability_needs_a_walkable_game():
+    with pytest.raises(psro.ConfigError, match="too large to walk"):
+        psro.PSRO("kuhn_poker", config=_config(target_exploitability=0.1))
