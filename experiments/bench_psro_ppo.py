@@ -39,7 +39,7 @@ def rollout_speed(game_name: str) -> None:
                                          config, seed=0)
     total = time.perf_counter() - start
     steps = diagnostics[-1]["env_steps"]
-    rollout = np.median([d["steps_per_s"] for d in diagnostics])
+    rollout = np.median([d["rollout_steps_per_s"] for d in diagnostics])
     print(f"{game_name}: raw pyspiel random playouts {raw:,.0f} steps/s; PPO rollouts "
           f"{rollout:,.0f} steps/s ({rollout / raw:.0%} of raw); PPO training end to end "
           f"{steps / total:,.0f} steps/s including updates")

@@ -9,6 +9,8 @@ game provides none.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyspiel
 
@@ -78,12 +80,14 @@ class VectorGame:
 
     def tensors(self, idx: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
         """Observations (len(idx), obs_size) float32 and legal masks (len(idx), A) bool."""
-        obs = np.empty((len(idx), self.obs_size), dtype=np.float32)
-        mask = np.zeros((len(idx), self.num_actions), dtype=bool)
-        for row, i in enumerate(idx):
-            state = self.states[i]
-            obs[row] = getattr(state, self._tensor)(player)
-            mask[row, state.legal_actions(player)] = True
+        states = [self.states[i] for i in idx]
+        obs = np.array([getattr(s, self._tensor)(player) for s in states], dtype=np.float32)
+        obs = obs.reshape(len(states), self.obs_size)
+        legal = [s.legal_actions(player) for s in states]
+        mask = np.zeros((len(states), self.num_actions), dtype=bool)
+        rows = np.repeat(np.arange(len(states)), [len(actions) for actions in legal])
+        mask[rows, np.fromiter(itertools.chain.from_iterable(legal), dtype=np.int64,
+                               count=len(rows))] = True
         return obs, mask
 
     def step(self, idx: np.ndarray, actions: np.ndarray) -> None:

@@ -32,7 +32,7 @@ class Estimate(NamedTuple):
 
 
 def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, seed: int,
-             num_envs: int = 64) -> tuple[np.ndarray, np.ndarray, int]:
+             num_envs: int = 256) -> tuple[np.ndarray, np.ndarray, int]:
     """Play ``episodes`` episodes; at each episode start, seat q's actor is drawn from
     ``seats[q]`` with probabilities ``weights[q]``. Returns per-player sums of returns, sums of
     squared returns, and the episode count (exactly ``episodes``)."""

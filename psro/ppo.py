@@ -29,8 +29,8 @@ class PPOConfig:
 
     env_steps: int = 60_000
     """Budget per best response in environment steps (decisions of any player)."""
-    num_envs: int = 64
-    """Games played at once."""
+    num_envs: int = 256
+    """Games played at once (more amortises the per-step Python and torch overhead)."""
     steps_per_update: int = 1024
     """Learner decisions collected (in complete episodes) before each update."""
     epochs: int = 4
@@ -100,11 +100,52 @@ class PPOConfig:
         return out
 
 
-class _Episode:
-    __slots__ = ("obs", "mask", "action", "logp", "value")
+class _Buffer:
+    """Learner transitions stored a step at a time as arrays (no per-row Python work).
+
+    ``episode[t]`` identifies the episode of transition t; an episode's return is known once
+    it ends. :meth:`take_complete` removes and returns the transitions of finished episodes,
+    grouped by episode in time order; unfinished ones stay for the next batch.
+    """
+
+    FIELDS = ("episode", "obs", "mask", "action", "logp", "value")
 
     def __init__(self):
-        self.obs, self.mask, self.action, self.logp, self.value = [], [], [], [], []
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.FIELDS}
+        self.ended: list[np.ndarray] = []
+        self.returns: list[np.ndarray] = []
+
+    def add(self, **arrays) -> None:
+        for key, value in arrays.items():
+            self.parts[key].append(value)
+
+    def end(self, episodes: np.ndarray, returns: np.ndarray) -> None:
+        self.ended.append(episodes)
+        self.returns.append(returns)
+
+    def take_complete(self) -> dict[str, np.ndarray] | None:
+        if not self.parts["episode"] or not self.ended:
+            return None
+        data = {k: np.concatenate(v) for k, v in self.parts.items()}
+        ended = np.concatenate(self.ended)
+        returns = np.concatenate(self.returns)
+        complete = np.isin(data["episode"], ended)
+        if not complete.any():
+            return None
+        rest = {k: v[~complete] for k, v in data.items()}
+        self.parts = {k: [v] if len(v) else [] for k, v in rest.items()}
+        still_open = ~np.isin(ended, data["episode"][complete])
+        self.ended, self.returns = [ended[still_open]], [returns[still_open]]
+        batch = {k: v[complete] for k, v in data.items()}
+        order = np.argsort(batch["episode"], kind="stable")  # grouped, time order kept
+        batch = {k: v[order] for k, v in batch.items()}
+        lookup = dict(zip(ended.tolist(), returns.tolist(), strict=True))
+        ep = batch["episode"]
+        last = np.append(ep[1:] != ep[:-1], True)
+        batch["reward"] = np.where(last, [lookup[e] for e in ep], 0.0)
+        batch["last"] = last
+        batch["episode_returns"] = np.array([lookup[e] for e in ep[last]])
+        return batch
 
 
 def train_best_response(game, player: int, opponents: list[list], weights: list[np.ndarray],
@@ -143,8 +184,9 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
 
     choice = np.zeros((E, n), dtype=np.int64)
     draw(np.arange(E))
-    running = [_Episode() for _ in range(E)]
-    done: list[tuple[_Episode, float]] = []
+    episode = np.arange(E)  # current episode id of each environment
+    next_episode = E
+    buffer = _Buffer()
     diagnostics: list[dict] = []
     env_steps = learner_steps = 0
     num_updates_planned = max(1, config.env_steps // max(1, config.steps_per_update))
@@ -153,18 +195,15 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
     update = 0
     while env_steps < config.env_steps:
         collected = 0
-        batch: list[tuple[_Episode, float]] = []
         batch_start = time.perf_counter()
         batch_env_steps = 0
         while collected < config.steps_per_update and env_steps < config.env_steps:
             players = vg.current_players()
             finished = np.flatnonzero(players == TERMINAL)
             if finished.size:
-                rets = vg.returns(finished)[:, player]
-                for i, r in zip(finished, rets, strict=True):
-                    if running[i].action:
-                        batch.append((running[i], float(r)))
-                    running[i] = _Episode()
+                buffer.end(episode[finished].copy(), vg.returns(finished)[:, player])
+                episode[finished] = next_episode + np.arange(finished.size)
+                next_episode += finished.size
                 vg.reset(finished)
                 draw(finished)
                 players[finished] = [vg.states[i].current_player() for i in finished]
@@ -180,13 +219,8 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
                     logp = torch.log_softmax(logits, dim=-1).gather(
                         1, actions[:, None])[:, 0].numpy()
                 acts = actions.numpy()
-                for row, i in enumerate(learner):
-                    ep = running[i]
-                    ep.obs.append(obs[row])
-                    ep.mask.append(mask[row])
-                    ep.action.append(int(acts[row]))
-                    ep.logp.append(float(logp[row]))
-                    ep.value.append(float(values[row]))
+                buffer.add(episode=episode[learner].copy(), obs=obs, mask=mask, action=acts,
+                           logp=logp, value=values)
                 vg.step(learner, acts)
                 learner_steps += learner.size
                 collected += learner.size
@@ -205,21 +239,25 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
             stepped = int((players >= 0).sum())
             env_steps += stepped
             batch_env_steps += stepped
-        if not batch:
-            break
+        collect_s = time.perf_counter() - batch_start
+        batch = buffer.take_complete()
+        if batch is None:
+            if env_steps >= config.env_steps:
+                break
+            continue
         update += 1
         lr = config.learning_rate * max(0.0, 1.0 - (update - 1) / num_updates_planned)
         for group in optimizer.param_groups:
             group["lr"] = lr
         stats = _ppo_update(net, optimizer, batch, config, rng)
-        mean_return = float(np.mean([r for _, r in batch]))
+        mean_return = float(batch["episode_returns"].mean())
         elapsed = time.perf_counter() - batch_start
         stats.update(update=update, env_steps=env_steps, learner_steps=learner_steps,
-                     episodes=len(batch), mean_return=mean_return, learning_rate=lr,
-                     steps_per_s=batch_env_steps / max(elapsed, 1e-9),
+                     episodes=int(batch["last"].sum()), mean_return=mean_return,
+                     learning_rate=lr, steps_per_s=batch_env_steps / max(elapsed, 1e-9),
+                     rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
                      wall_s=time.perf_counter() - start)
         diagnostics.append(stats)
-        done.extend(batch)
         if config.plateau_patience:
             if mean_return > best_return + config.plateau_tol:
                 best_return, stale = mean_return, 0
@@ -233,31 +271,30 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
     return NeuralPolicy(player, net, meta), diagnostics
 
 
-def _ppo_update(net: ActorCritic, optimizer, batch, config: PPOConfig, rng) -> dict:
-    obs, mask, actions, old_logp, values, advantages = [], [], [], [], [], []
-    for ep, ret in batch:
-        v = np.array(ep.value)
-        rewards = np.zeros(len(v))
-        rewards[-1] = ret
-        adv = np.zeros(len(v))
-        last = 0.0
-        for t in range(len(v) - 1, -1, -1):
-            next_value = v[t + 1] if t + 1 < len(v) else 0.0
-            delta = rewards[t] + config.gamma * next_value - v[t]
-            last = delta + config.gamma * config.gae_lambda * last
-            adv[t] = last
-        obs += ep.obs
-        mask += ep.mask
-        actions += ep.action
-        old_logp += ep.logp
-        values.append(v)
-        advantages.append(adv)
-    obs_t = torch.as_tensor(np.array(obs))
-    mask_t = torch.as_tensor(np.array(mask))
-    act_t = torch.as_tensor(np.array(actions))
-    old_logp_t = torch.as_tensor(np.array(old_logp), dtype=torch.float32)
-    values_np = np.concatenate(values)
-    adv_np = np.concatenate(advantages)
+def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:
+    """Generalised advantage estimates over episodes laid out consecutively in time order;
+    the value after an episode's last transition is 0 (episodes end in terminal states)."""
+    values, rewards, last = batch["value"], batch["reward"], batch["last"]
+    adv = np.zeros(len(values))
+    running = 0.0
+    for t in range(len(values) - 1, -1, -1):
+        if last[t]:
+            next_value, running = 0.0, 0.0
+        else:
+            next_value = values[t + 1]
+        delta = rewards[t] + gamma * next_value - values[t]
+        running = delta + gamma * lam * running
+        adv[t] = running
+    return adv
+
+
+def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng) -> dict:
+    adv_np = _gae(batch, config.gamma, config.gae_lambda)
+    values_np = batch["value"].astype(np.float64)
+    obs_t = torch.as_tensor(batch["obs"])
+    mask_t = torch.as_tensor(batch["mask"])
+    act_t = torch.as_tensor(batch["action"])
+    old_logp_t = torch.as_tensor(batch["logp"], dtype=torch.float32)
     returns_t = torch.as_tensor(adv_np + values_np, dtype=torch.float32)
     adv_t = torch.as_tensor(adv_np, dtype=torch.float32)
     size = len(act_t)
