@@ -1,4 +1,4 @@
-"""The ``psro`` command: ``psro run``, ``psro solve``, ``psro games``.
+"""The ``psro`` command: ``psro run``, ``psro report``, ``psro solve``, ``psro games``.
 
 Every bad input exits with status 2 and one line on stderr naming the problem; no traceback.
 """
@@ -140,6 +140,15 @@ def cmd_solve(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from psro.report import write_report
+
+    out = args.out or str(Path(args.dirs[0]) / "report")
+    md, html_file = write_report(args.dirs, out)
+    print(f"wrote {md} and {html_file}")
+    return 0
+
+
 def cmd_games(args) -> int:
     import pyspiel
 
@@ -185,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--option", action="append", metavar="KEY=VALUE",
                        help="solver option, repeatable")
     solve.set_defaults(func=cmd_solve)
+    report = sub.add_parser("report", help="write report.md and report.html for runs")
+    report.add_argument("dirs", nargs="+", help="run directories (several: overlaid curves)")
+    report.add_argument("--out", help="output folder (default: DIR/report of the first run)")
+    report.set_defaults(func=cmd_report)
     games = sub.add_parser("games", help="list the games")
     games.set_defaults(func=cmd_games)
     return parser

@@ -37,6 +37,7 @@ from psro.policies import MetaPolicy, TabularPolicy
 from psro.ppo import PPOConfig, train_best_response
 from psro.runs import RunDirectory, RunDirectoryError
 from psro.sequence_form import GameTooLargeError, SequenceFormGame
+from psro.tensorboard import tensorboard_callback
 
 Callback = Callable[["PSRO", dict], None]
 
@@ -109,6 +110,10 @@ class PSRO:
         self.rng = np.random.default_rng(config.seed)
         self.callbacks = list(callbacks)
         self.run_dir = RunDirectory(out) if out is not None else None
+        if out is not None:
+            board = tensorboard_callback(Path(out) / "tensorboard")
+            if board is not None:
+                self.callbacks.append(board)
         self.population: list[list] = [[] for _ in range(n)]
         self._plans: list[np.ndarray] = [] if self.tree is None else \
             [np.zeros((0, p.num_sequences)) for p in self.tree.players]

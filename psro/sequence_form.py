@@ -18,6 +18,7 @@ responder's information sets (deepest first).
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,7 +89,15 @@ class SequenceFormGame:
         self._leaf_returns: list[list[float]] = []
         self._nodes = 0
         self._max_nodes = max_nodes
-        self._walk(game.new_initial_state(), 1.0, (0,) * n)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20_000))
+        try:
+            self._walk(game.new_initial_state(), 1.0, (0,) * n)
+        except RecursionError:
+            raise GameTooLargeError(
+                f"{game} is too deep to walk for exact evaluation; use --oracle ppo") from None
+        finally:
+            sys.setrecursionlimit(limit)
         self.players = [
             PlayerTree(
                 keys=self._keys[p], legal=self._legal[p],

@@ -16,7 +16,7 @@ ELO_WIN_RATE_CLIP = 1e-3
 policy that always wins gets a finite rating (rating gaps stay below about 1200 Elo)."""
 
 
-def elo_ratings(matrix, kind: str = "win_rate") -> np.ndarray:
+def elo_ratings(matrix, kind: str = "win_rate", observed=None) -> np.ndarray:
     """Elo ratings fitted to a square matrix of pairwise results; shape ``(n,)``, mean 0.
 
     Parameters
@@ -26,6 +26,9 @@ def elo_ratings(matrix, kind: str = "win_rate") -> np.ndarray:
         half), in [0, 1]. ``kind="payoff"``: ``matrix[i, j]`` is i's payoff against j in a
         zero-sum contest, mapped to a win rate by ``(matrix + M) / (2 M)`` with
         ``M = max|matrix|`` (so 0 is an even contest). The diagonal is ignored.
+    observed : bool array (n, n), optional
+        Which pairs were actually played; others are ignored (e.g. the two seats' populations
+        of a PSRO table, where only cross-seat pairs exist). Default: every off-diagonal pair.
 
     Returns the maximum-likelihood ratings under Elo's model
     ``P(i beats j) = 1 / (1 + 10 ** ((r_j - r_i) / 400))``, centred on 0. Exact (to 1e-6 Elo)
@@ -49,6 +52,11 @@ def elo_ratings(matrix, kind: str = "win_rate") -> np.ndarray:
         return np.zeros(1)
     W = np.clip(W, ELO_WIN_RATE_CLIP, 1 - ELO_WIN_RATE_CLIP)
     off = ~np.eye(n, dtype=bool)
+    if observed is not None:
+        observed = np.asarray(observed, dtype=bool)
+        if observed.shape != W.shape:
+            raise PayoffError(f"observed has shape {observed.shape}; expected {W.shape}")
+        off &= observed
     k = np.log(10) / 400
 
     def loss(r):
@@ -59,7 +67,13 @@ def elo_ratings(matrix, kind: str = "win_rate") -> np.ndarray:
         grad = k * (g.sum(axis=1) - g.sum(axis=0))
         return nll, grad
 
-    res = minimize(loss, np.zeros(n), jac=True, method="L-BFGS-B",
+    # Pin the mean at 0 (ratings are defined up to a shift).
+    def regularised(r):
+        value, grad = loss(r)
+        total = r.sum()
+        return value + total * total, grad + 2 * total
+
+    res = minimize(regularised, np.zeros(n), jac=True, method="L-BFGS-B",
                    options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000})
     return res.x - res.x.mean()
 

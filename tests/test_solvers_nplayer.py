@@ -176,6 +176,16 @@ def test_elo_recovers_known_ratings():
                                np.argsort(true))
 
 
+def test_elo_with_unobserved_pairs():
+    true = np.array([0.0, 200.0, 100.0, -100.0])
+    W = 1 / (1 + 10 ** ((true[None, :] - true[:, None]) / 400))
+    bipartite = np.zeros((4, 4), dtype=bool)
+    bipartite[:2, 2:] = bipartite[2:, :2] = True  # only cross-group results are known
+    W_partial = np.where(bipartite, W, 0.5)
+    np.testing.assert_allclose(solvers.elo_ratings(W_partial, observed=bipartite),
+                               true - true.mean(), atol=1e-3)
+
+
 def test_nash_averaging_invariant_to_copies():
     base = solvers.nash_averaging(RPS)
     np.testing.assert_allclose(base.row, [1 / 3] * 3, atol=1e-6)

@@ -1,0 +1,67 @@
+"""psro report: files, valid PNGs, numbers matching metrics.csv, comparisons, errors."""
+
+import csv
+
+import pytest
+
+import psro
+from psro.cli import main
+from psro.report import write_report
+from psro.runs import RunDirectoryError
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    psro.PSRO("kuhn_poker", "exact", "nash", out=root / "nash").run(iterations=4)
+    psro.PSRO("kuhn_poker", "exact", "uniform", out=root / "uniform").run(iterations=6)
+    return root
+
+
+def test_report_from_a_real_run(runs, tmp_path):
+    md, html = write_report([runs / "nash"], tmp_path / "report")
+    text = md.read_text()
+    pngs = sorted((tmp_path / "report").glob("*.png"))
+    assert {p.name for p in pngs} >= {"exploitability_iteration.png", "exploitability_time.png",
+                                      "gains.png", "time.png", "run0_mixtures.png",
+                                      "run0_payoffs.png", "run0_ratings.png"}
+    for png in pngs:
+        data = png.read_bytes()
+        assert data.startswith(PNG_SIGNATURE) and len(data) > 1000
+        assert f"({png.name})" in text
+    with open(runs / "nash" / "metrics.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    final = float(rows[-1]["exploitability"])
+    assert f"| 4 | {final:.6g} | exact |" in text
+    for row in rows:  # every iteration's numbers appear in the per-run table
+        assert f"| {row['iteration']} | {row['population_size']} | " \
+               f"{float(row['exploitability']):.6g} |" in text
+    page = html.read_text()
+    assert page.count("data:image/png;base64,") == len(pngs)
+    assert "src=\"run0" not in page  # self-contained: no links to files
+
+
+def test_report_compares_runs(runs, tmp_path):
+    md, _ = write_report([runs / "nash", runs / "uniform"], tmp_path / "cmp")
+    text = md.read_text()
+    assert "| nash | kuhn_poker | exact | nash |" in text
+    assert "| uniform | kuhn_poker | exact | uniform |" in text
+    assert (tmp_path / "cmp" / "run1_mixtures.png").is_file()
+
+
+def test_report_errors(runs, tmp_path, capsys):
+    with pytest.raises(RunDirectoryError, match="not a run directory"):
+        write_report([tmp_path], tmp_path / "out")
+    assert main(["report", str(runs / "nash"), str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a run directory" in err[0]
+    assert main(["report", str(runs / "nash")]) == 0
+    assert (runs / "nash" / "report" / "report.html").is_file()
+
+
+def test_tensorboard_scalars_when_installed(tmp_path):
+    pytest.importorskip("tensorboard")
+    psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path).run(iterations=2)
+    assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
