@@ -26,9 +26,11 @@ lint: $(STAMP)
 test: lint
 	$(PY) -m pytest
 
+# Benchmarks need the bench extra (cvxpy, ECOS for OpenSpiel's LP). BENCH_ARGS=--quick for a
+# smoke run, --full to add the 60-minute Leduc PPO run.
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]"
-	$(PY) experiments/bench_solvers.py
+	$(PY) experiments/bench_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .ruff_cache

@@ -163,9 +163,10 @@ class PSRO:
     def _solve_meta(self) -> None:
         try:
             mixtures = self.meta_solver(self.table.as_game())
-        except ValueError as err:
-            raise ConfigError(f"meta-solver {self.config.meta_solver!r} cannot solve this "
-                              f"game: {err}") from None
+        except (ValueError, solvers.SolverError) as err:
+            raise ConfigError(f"meta-solver {self.config.meta_solver!r} failed at iteration "
+                              f"{self.iteration}: {err} (the checkpoint of the previous "
+                              f"iteration is kept)") from None
         self.mixtures = solvers.as_mixtures(mixtures, self.table.shape)
 
     def mixed_plans(self) -> list[np.ndarray]:

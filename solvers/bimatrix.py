@@ -146,7 +146,12 @@ def _enumerate(A: np.ndarray, B: np.ndarray, method: str, tol: float):
     with warnings.catch_warnings():
         # nashpy warns about degenerate games; every candidate is verified by the caller.
         warnings.simplefilter("ignore")
-        found = list(nashpy.Game(A, B).vertex_enumeration())
+        try:
+            found = list(nashpy.Game(A, B).vertex_enumeration())
+        except Exception as err:  # nashpy's polytope code fails on some degenerate games
+            raise SolverError(f"nashpy's vertex enumeration failed on this "
+                              f"{A.shape[0]}x{A.shape[1]} game: {type(err).__name__}: "
+                              f"{err}") from None
     return [(np.asarray(x, float), np.asarray(y, float)) for x, y in found]
 
 
@@ -180,6 +185,10 @@ def nash(payoffs, method: str = "auto") -> list[np.ndarray]:
     if method in ("auto", "zero_sum") and c is not None:
         x, y, _ = zero_sum_nash(A)
         return [x, y]
+    if min(A.shape) == 1:  # one player has a single strategy: the other best-responds
+        if A.shape[0] == 1:
+            return [np.ones(1), np.eye(A.shape[1])[int(np.argmax(B[0]))]]
+        return [np.eye(A.shape[0])[int(np.argmax(A[:, 0]))], np.ones(1)]
     if method in ("auto", "lemke_howson"):
         x, y = _lemke_howson_search(A, B, tol)
         candidates = [(x, y)]

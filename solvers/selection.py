@@ -10,6 +10,7 @@ dual's accuracy. A maximum-welfare selection (``max c . s``) is a plain LP.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 from scipy.special import logsumexp, softmax
 
@@ -52,13 +53,13 @@ def _max_gini_dual(G: np.ndarray, h: np.ndarray) -> np.ndarray:
 def _nearest_feasible(s0: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarray:
     """argmin ||s - s0||_1 over {s in simplex : G s <= h}, by LP (variables s and t)."""
     S = s0.size
-    eye = np.eye(S)
+    eye = sp.identity(S, format="csr")
+    A_ub = sp.vstack([
+        sp.hstack([sp.csr_matrix(G), sp.csr_matrix((G.shape[0], S))]),
+        sp.hstack([eye, -eye]),  # s - t <= s0
+        sp.hstack([-eye, -eye]),  # -s - t <= -s0
+    ], format="csr")
     c = np.concatenate([np.zeros(S), np.ones(S)])
-    A_ub = np.vstack([
-        np.hstack([G, np.zeros((G.shape[0], S))]),
-        np.hstack([eye, -eye]),  # s - t <= s0
-        np.hstack([-eye, -eye]),  # -s - t <= -s0
-    ])
     b_ub = np.concatenate([h, s0, -s0])
     A_eq = np.concatenate([np.ones(S), np.zeros(S)])[None, :]
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],

@@ -121,6 +121,17 @@ def test_lemke_howson_large_degenerate():
     assert nash_conv([A, B], [x, y]) <= 1e-8 * 2
 
 
+@pytest.mark.parametrize("method", ["lemke_howson", "support_enumeration",
+                                    "vertex_enumeration"])
+def test_single_strategy_games(method):
+    A, B = np.array([[1.0, 4.0, 2.0]]), np.array([[0.0, 3.0, 5.0]])
+    x, y = solvers.nash([A, B], method=method)
+    assert x.tolist() == [1.0] and y.tolist() == [0.0, 0.0, 1.0]
+    x, y = solvers.nash([A.T, B.T], method=method)
+    assert x.tolist() == [0.0, 1.0, 0.0] and y.tolist() == [1.0]
+    assert solvers.nash([np.zeros((1, 1)), np.ones((1, 1))], method=method)[0].tolist() == [1.0]
+
+
 def test_nash_refuses_three_players():
     game = [np.zeros((2, 2, 2))] * 3
     with pytest.raises(ValueError, match="two-player"):

@@ -1,0 +1,70 @@
+"""Shared helpers for the experiment scripts: run a set of configurations into run
+directories, draw their exploitability curves in one figure, and write a report."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+import psro  # noqa: E402
+from psro.report import write_report  # noqa: E402
+
+
+def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) -> dict:
+    """Run each named config into ``out/name`` (resuming a finished or killed one); returns
+    name -> metrics rows."""
+    results = {}
+    for name, config in configs.items():
+        directory = out / name
+        if (directory / "checkpoint.npz").exists():
+            run = psro.PSRO.resume(directory)
+        else:
+            run = psro.PSRO(config.game, config=config, out=directory)
+        try:
+            rows = run.run()
+        except ValueError as err:  # e.g. a meta-solver that fails on a degenerate meta-game
+            print(f"{name:40s} stopped: {err}", flush=True)
+            rows = run.metrics
+        results[name] = rows
+        if not quiet:
+            last = rows[-1]
+            value = last["exploitability"]
+            shown = "n/a" if value is None else f"{value:.4g}"
+            print(f"{name:40s} iterations {last['iteration']:4d}  exploitability {shown}"
+                  f" ({last['exploitability_kind']})  {last['wall_time_s']:.1f} s", flush=True)
+    return results
+
+
+def curves_figure(groups: dict[str, dict[str, list[dict]]], path: Path, key: str = "exploitability",
+                  ylabel: str = "exploitability") -> None:
+    """One panel per group (e.g. per game), one curve per run, log scale."""
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.6 * len(groups), 3.8), squeeze=False)
+    for ax, (title, runs) in zip(axes[0], groups.items(), strict=True):
+        for label, rows in runs.items():
+            pts = [(r["iteration"], r[key]) for r in rows if r.get(key) is not None]
+            if pts:
+                its, vals = zip(*pts, strict=True)
+                ax.plot(its, np.maximum(vals, 1e-12), label=label, marker=".", markersize=3)
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def report(out: Path, names: list[str], folder: str = "report") -> Path:
+    md, _ = write_report([out / n for n in names], out / folder)
+    return md
