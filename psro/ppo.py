@@ -90,8 +90,17 @@ class PPOConfig:
             raise ValueError(f"unknown PPO option(s) {', '.join(unknown)}; accepted: "
                              f"{', '.join(names)}")
         data = dict(data)
-        if "hidden" in data:
-            data["hidden"] = tuple(data["hidden"])
+        if "hidden" in data:  # a list, one width, or "64,64" from the command line
+            hidden = data["hidden"]
+            if isinstance(hidden, (int, float)):
+                hidden = [hidden]
+            elif isinstance(hidden, str):
+                hidden = [h for h in hidden.replace(",", " ").split() if h]
+            try:
+                data["hidden"] = tuple(int(h) for h in hidden)
+            except (TypeError, ValueError):
+                raise ValueError(f"ppo.hidden must list layer widths, e.g. [128, 128] or "
+                                 f"'128,128'; got {data['hidden']!r}") from None
         return cls(**data).validate()
 
     def to_dict(self) -> dict:
