@@ -28,6 +28,13 @@ def sample_chance(state: pyspiel.State, u: float) -> int:
     return outcomes[-1][0]
 
 
+def sample_actions(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of ``probs`` (B, A), by inverse CDF with one uniform per row."""
+    cum = np.cumsum(probs, axis=1)
+    u = rng.random(len(probs))[:, None] * cum[:, -1:]
+    return np.minimum((cum < u).sum(axis=1), probs.shape[1] - 1)
+
+
 def turn_based(game: pyspiel.Game) -> pyspiel.Game:
     """The game itself, or its turn-based version when moves are simultaneous."""
     if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:

@@ -361,13 +361,10 @@ class PSRO:
                         for pop in self.population],
         }
 
-    def _network_path(self, player: int, index: int) -> Path:
-        return self.run_dir.path / "networks" / f"player{player}_member{index}"
-
     def _save(self) -> None:
         for p, pop in enumerate(self.population):
             for k, member in enumerate(pop):
-                path = self._network_path(p, k)
+                path = network_path(self.run_dir.path, p, k)
                 network = network_of(member)
                 if network is not None and not path.with_suffix(".json").exists():
                     network.save(path)
@@ -413,24 +410,8 @@ class PSRO:
                 f"{run_dir.path}: the checkpoint's policies do not match the information sets "
                 f"of {config.game!r} in this OpenSpiel version")
         try:
-            members = []
-            for p in range(len(run.population)):
-                for k, info in enumerate(meta["members"][p]):
-                    info = dict(info)
-                    name, kind = info.pop("name"), info.pop("kind", "tabular")
-                    network = None
-                    if meta["networks"][p][k]:
-                        network = NeuralPolicy.load(run._network_path(p, k))
-                    if kind == "tabular":
-                        probs = arrays[f"population_player_{p}"][k]
-                        members.append(TabularPolicy(p, probs, name=name, metadata=info,
-                                                     network=network))
-                    elif kind == "neural":
-                        network.name, network.metadata = name, info
-                        members.append(network)
-                    else:
-                        members.append(UniformMember(p))
-            run._add_members(members)
+            run._add_members([m for pop in _read_population(meta, arrays, run_dir.path)
+                              for m in pop])
             run.table.grow(tuple(len(pop) for pop in run.population), [], [])
             run.table.values = arrays["payoff_values"]
             run.table.counts = arrays["payoff_counts"]
@@ -459,6 +440,33 @@ def _kind(member) -> str:
     if isinstance(member, NeuralPolicy):
         return "neural"
     return "uniform"
+
+
+def network_path(directory: Path, player: int, index: int) -> Path:
+    """Where member ``index`` of ``player`` keeps its network (``.pt`` + ``.json``)."""
+    return Path(directory) / "networks" / f"player{player}_member{index}"
+
+
+def _read_population(meta: dict, arrays: dict, directory: Path) -> list[list]:
+    """Rebuild every player's population from a checkpoint (tables, networks, uniform)."""
+    population = []
+    for p, members in enumerate(meta["members"]):
+        pop = []
+        for k, info in enumerate(members):
+            info = dict(info)
+            name, kind = info.pop("name"), info.pop("kind", "tabular")
+            network = NeuralPolicy.load(network_path(directory, p, k)) \
+                if meta["networks"][p][k] else None
+            if kind == "tabular":
+                pop.append(TabularPolicy(p, arrays[f"population_player_{p}"][k], name=name,
+                                         metadata=info, network=network))
+            elif kind == "neural":
+                network.name, network.metadata = name, info
+                pop.append(network)
+            else:
+                pop.append(UniformMember(p))
+        population.append(pop)
+    return population
 
 
 class UniformMember(UniformActor):
@@ -491,29 +499,16 @@ class Run:
         self.payoffs.values = arrays["payoff_values"]
         self.payoffs.counts = counts
         self.payoffs.std_errs = arrays["payoff_std_errs"]
-        self.population: list[list] = []
-        for p in range(len(self.mixtures)):
-            pop = []
-            for k, info in enumerate(self._meta["members"][p]):
-                info = dict(info)
-                name, kind = info.pop("name"), info.pop("kind", "tabular")
-                if kind == "tabular":
-                    probs = arrays[f"population_player_{p}"][k]
-                    pop.append(TabularPolicy(p, probs, name=name, metadata=info))
-                elif kind == "neural":
-                    net = NeuralPolicy.load(self.path / "networks" / f"player{p}_member{k}")
-                    net.name, net.metadata = name, info
-                    pop.append(net)
-                else:
-                    pop.append(UniformMember(p))
-            self.population.append(pop)
+        self.population = _read_population(self._meta, arrays, self.path)
         self._tree: SequenceFormGame | None = None
 
     @property
     def tree(self) -> SequenceFormGame:
         if self._tree is None:
-            game = load(self.config.game)
-            self._tree = SequenceFormGame(game.pyspiel_game, max_nodes=self.config.max_nodes)
+            game = load(self.config.game).pyspiel_game
+            if self.config.oracle == "ppo":  # PPO runs walk the turn-based version
+                game = turn_based(game)
+            self._tree = SequenceFormGame(game, max_nodes=self.config.max_nodes)
             if _keys_digest(self._tree) != self._meta.get("infoset_digest"):
                 raise RunDirectoryError(f"{self.path}: policies do not match the game's "
                                         f"information sets")

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from games.simulation import TERMINAL, VectorGame
+from games.simulation import TERMINAL, VectorGame, sample_actions
 
 Z95 = 1.959963984540054
 
@@ -77,9 +77,7 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
                 idx = movers[choice[movers, q] == k]
                 obs, mask = vg.tensors(idx, q)
                 pr = seats[q][k].action_probs(vg, idx, q, obs, mask)
-                cum = np.cumsum(pr, axis=1)
-                u = rng.random(len(idx))[:, None] * cum[:, -1:]
-                vg.step(idx, np.minimum((cum < u).sum(axis=1), vg.num_actions - 1))
+                vg.step(idx, sample_actions(pr, rng))
     return total, total_sq, finished_count
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from games.simulation import TERMINAL, VectorGame
+from games.simulation import TERMINAL, VectorGame, sample_actions
 from psro.neural import ActorCritic, NeuralPolicy
 
 
@@ -241,10 +241,7 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
                     idx = movers[choice[movers, q] == k]
                     obs, mask = vg.tensors(idx, q)
                     pr = opponents[q][k].action_probs(vg, idx, q, obs, mask)
-                    cum = np.cumsum(pr, axis=1)
-                    u = rng.random(len(idx))[:, None] * cum[:, -1:]
-                    acts = np.minimum((cum < u).sum(axis=1), vg.num_actions - 1)
-                    vg.step(idx, acts)
+                    vg.step(idx, sample_actions(pr, rng))
             stepped = int((players >= 0).sum())
             env_steps += stepped
             batch_env_steps += stepped

@@ -120,3 +120,15 @@ def test_ppo_run_is_deterministic_and_resumes_exactly(tmp_path):
     assert numbers(resumed.metrics) == numbers(full.metrics)
     assert (tmp_path / "b" / "networks" / "player1_member3.pt").is_file()
     assert (tmp_path / "b" / "ppo_log.jsonl").read_text().count("\n") == len(full.ppo_log)
+
+
+def test_load_run_of_a_ppo_run_on_a_simultaneous_game(tmp_path):
+    config = psro.RunConfig(game="biased_rps", oracle="ppo", meta_solver="nash",
+                            ppo={**SMALL, "env_steps": 1000}, iterations=1)
+    psro.PSRO(config.game, config=config, out=tmp_path).run()
+    loaded = psro.load_run(tmp_path)
+    assert loaded.population[0][1].network is not None  # the network behind the table
+    tree = loaded.tree  # walked on the turn-based game, as the run did
+    state = tree.game.new_initial_state()
+    probs = loaded.meta_policy().action_probabilities(state)
+    assert sum(probs.values()) == pytest.approx(1.0)
