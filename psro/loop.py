@@ -107,7 +107,6 @@ class PSRO:
             raise ConfigError(f"meta-solver {config.meta_solver!r} cannot solve this game: "
                               f"{err}") from None
         self.backend = make_backend(config.backend)
-        self.rng = np.random.default_rng(config.seed)
         self.callbacks = list(callbacks)
         self.run_dir = RunDirectory(out) if out is not None else None
         if out is not None:
@@ -118,7 +117,6 @@ class PSRO:
         self._plans: list[np.ndarray] = [] if self.tree is None else \
             [np.zeros((0, p.num_sequences)) for p in self.tree.players]
         self.table = PayoffTable(n, exact=self.mode == "exact")
-        self.approximate: dict | None = None
         self.mixtures: list[np.ndarray] = []
         self.mixture_history: list[dict] = []
         self.metrics: list[dict] = []
@@ -384,7 +382,6 @@ class PSRO:
             "mixtures": self.mixture_history,
             "members": self._population_meta()["members"],
             "infoset_digest": None if self.tree is None else _keys_digest(self.tree),
-            "rng_state": self.rng.bit_generator.state,
             "ppo_log": self.ppo_log,
             "networks": [[network_of(m) is not None for m in pop] for pop in self.population],
         }
@@ -421,7 +418,6 @@ class PSRO:
             run.metrics = list(meta["metrics"])
             run.mixture_history = list(meta["mixtures"])
             run.mixtures = [np.asarray(m, float) for m in run.mixture_history[-1]["mixtures"]]
-            run.rng.bit_generator.state = meta["rng_state"]
             run.ppo_log = list(meta.get("ppo_log", []))
             run.env_steps = int(run.metrics[-1].get("env_steps", 0))
         except (KeyError, IndexError, ValueError, TypeError) as err:

@@ -9,12 +9,7 @@ exact entries (computed in sequence form, no sampling) have count 0 and standard
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
-
 import numpy as np
-
-BlockEvaluator = Callable[[list[slice]], np.ndarray]
 
 
 class PayoffTable:
@@ -70,12 +65,3 @@ class PayoffTable:
             if block_std_errs is not None:
                 errors[(slice(None),) + tuple(block)] = block_std_errs[i]
         self.values, self.counts, self.std_errs = values, counts, errors
-
-    def entries_evaluated(self, old: tuple[int, ...], new: tuple[int, ...]) -> int:
-        return int(np.prod(new) - np.prod(old)) if all(k > 0 for k in old) else int(np.prod(new))
-
-    def check_complete(self) -> None:
-        """Raise if some entry was never filled (a bug, never expected)."""
-        for index in itertools.product(*(range(k) for k in self.shape)):
-            if not np.all(np.isfinite(self.values[(slice(None),) + index])):
-                raise RuntimeError(f"payoff entry {index} was never evaluated")

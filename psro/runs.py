@@ -15,7 +15,6 @@ Files (format version ``FORMAT_VERSION``; nothing is pickled):
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import tempfile
@@ -133,8 +132,3 @@ def _csv_cell(value) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
-
-
-def read_metrics_csv(path: str | Path) -> list[dict]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
