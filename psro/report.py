@@ -64,6 +64,17 @@ def _positive(values: np.ndarray) -> np.ndarray:
     return np.maximum(values, 1e-16)
 
 
+def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _plot_curves(records: list[RunRecord], x_key: str, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for rec in records:
@@ -78,14 +89,8 @@ def _plot_curves(records: list[RunRecord], x_key: str, path: Path) -> None:
         if approx.any():
             ax.plot(x[approx], y[approx], linestyle="none", marker="o", markerfacecolor="none",
                     color=line.get_color(), label=f"{rec.label} (approximate: lower bound)")
-    ax.set_yscale("log")
-    ax.set_xlabel("iteration" if x_key == "iteration" else "wall time (s)")
-    ax.set_ylabel("exploitability (NashConv / players)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save_log_plot(fig, ax, "iteration" if x_key == "iteration" else "wall time (s)",
+                   "exploitability (NashConv / players)", path)
 
 
 def _plot_gains(records: list[RunRecord], path: Path) -> None:
@@ -97,14 +102,7 @@ def _plot_gains(records: list[RunRecord], path: Path) -> None:
             its, vals, approx = rec.series(key)
             if len(its):
                 ax.plot(its, _positive(vals), marker=".", label=f"{rec.label}: {key[5:]}")
-    ax.set_yscale("log")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("best-response gain per player")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save_log_plot(fig, ax, "iteration", "best-response gain per player", path)
 
 
 def _plot_mixtures(rec: RunRecord, path: Path) -> None:
