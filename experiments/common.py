@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import psro  # noqa: E402
-from psro.report import write_report  # noqa: E402
+from psro.report import save_figure, style_log_axis, write_report  # noqa: E402
 
 
 def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) -> dict:
@@ -54,15 +54,9 @@ def curves_figure(groups: dict[str, dict[str, list[dict]]], path: Path, key: str
             if pts:
                 its, vals = zip(*pts, strict=True)
                 ax.plot(its, np.maximum(vals, 1e-12), label=label, marker=".", markersize=3)
-        ax.set_yscale("log")
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("iteration")
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        style_log_axis(ax, "iteration", ylabel, legend_size=6)
+    save_figure(fig, path)
 
 
 def report(out: Path, names: list[str], folder: str = "report") -> Path:

@@ -64,15 +64,24 @@ def _positive(values: np.ndarray) -> np.ndarray:
     return np.maximum(values, 1e-16)
 
 
-def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
+def style_log_axis(ax, xlabel: str, ylabel: str, legend_size: int = 7) -> None:
+    """Log-scale y axis with labels, grid and legend: the look of every curve figure."""
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=legend_size)
+
+
+def save_figure(fig, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
+    style_log_axis(ax, xlabel, ylabel)
+    save_figure(fig, path)
 
 
 def _plot_curves(records: list[RunRecord], x_key: str, path: Path) -> None:
