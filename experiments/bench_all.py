@@ -94,7 +94,7 @@ def ppo_rows(rows, quick: bool, full: bool) -> None:
     if full:
         budgets.append(("leduc_poker", 3600, 0.3))
     for name, seconds, target in budgets:
-        run = psro.PSRO(name, "ppo", "nash", seed=0)
+        run = psro.PSRO(name, "ppo", "nash", seed=0, backend="processes")
         result = run.run(iterations=100_000, time_budget_s=seconds)
         hit = next((r for r in result if r["exploitability"] <= target), None)
         _row(rows, f"{name} PSRO with PPO, {seconds} s", f"{result[-1]['exploitability']:.3g}"

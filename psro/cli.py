@@ -55,6 +55,8 @@ def cmd_run(args) -> int:
         if args.out is None:
             raise CliError("--resume needs --out DIR, the run directory to continue")
         run = PSRO.resume(args.out, callbacks=callbacks)
+        if args.backend is not None or args.workers is not None:
+            run.use_backend(args.backend or run.config.backend, args.workers)
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
         iterations = args.iterations if args.iterations is not None else run.config.iterations
         _check_positive("--iterations", iterations)
@@ -66,7 +68,8 @@ def cmd_run(args) -> int:
         overrides = {
             "game": args.game, "oracle": args.oracle, "meta_solver": args.meta_solver,
             "iterations": args.iterations, "seed": args.seed, "time_budget_s": args.time_budget,
-            "target_exploitability": args.target_exploitability,
+            "target_exploitability": args.target_exploitability, "backend": args.backend,
+            "workers": args.workers,
         }
         for key, value in overrides.items():
             if value is not None:
@@ -182,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--iterations", type=int, help="PSRO iterations (total, with --resume)")
     run.add_argument("--seed", type=int, help="seed of every random source (default 0)")
     run.add_argument("--out", help="run directory to write (or resume)")
+    run.add_argument("--backend", help="where oracle tasks run: local (default) or processes "
+                                       "(one worker process per CPU; same numbers)")
+    run.add_argument("--workers", type=int, help="worker processes of --backend processes")
     run.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop after this")
     run.add_argument("--target-exploitability", type=float, help="stop at or below this")
     run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")

@@ -36,7 +36,10 @@ class RunConfig:
     target_exploitability: float | None = None
     """Stop once the meta-policy's exploitability is at or below this."""
     backend: str = "local"
-    """Where oracle and evaluation tasks run: "local"."""
+    """Where oracle training and sampled-evaluation tasks run: "local" (in this process) or
+    "processes" (a pool of worker processes on this machine; same numbers)."""
+    workers: int | None = None
+    """Worker processes of the "processes" backend (default: the number of CPUs)."""
     max_nodes: int = 2_000_000
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
@@ -71,6 +74,10 @@ class RunConfig:
         if self.backend not in BACKENDS:
             raise ConfigError(f"unknown backend {self.backend!r}; accepted: "
                               f"{', '.join(BACKENDS)}")
+        if self.workers is not None and (not isinstance(self.workers, int)
+                                         or isinstance(self.workers, bool) or self.workers < 1):
+            raise ConfigError(f"workers must be a positive integer (or unset: one per CPU); "
+                              f"got {self.workers!r}")
         if not isinstance(self.ppo, dict):
             raise ConfigError("ppo must be a table of PPO option = value")
         from psro.ppo import PPOConfig

@@ -14,6 +14,7 @@ rock-paper-scissors it ends at NashConv 0.59. Here the same game converges to 0.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -55,6 +56,10 @@ class PSRO:
     oracle : ``"exact"`` (tabular best response; games up to ``max_nodes`` nodes).
     meta_solver : a name from ``solvers.names()``; ``meta_solver_options`` are its options.
     seed : seeds every random source of the run.
+    backend : where the oracle's training tasks and sampled payoff estimates run: ``"local"``
+        (in order, in this process) or ``"processes"`` (a pool of ``workers`` processes, by
+        default one per CPU); the numbers are the same either way. Exact payoff blocks are
+        cheap array products and always run in this process.
     out : run directory; when given, metrics, tables and an atomic checkpoint are written after
         every iteration, and :meth:`resume` continues from it.
     callbacks : functions ``f(psro, row)`` called after every iteration with its metrics row.
@@ -65,14 +70,15 @@ class PSRO:
 
     def __init__(self, game: str | Game, oracle: str = "exact", meta_solver: str = "nash", *,
                  meta_solver_options: dict | None = None, seed: int = 0,
-                 backend: str = "local", max_nodes: int = 2_000_000,
+                 backend: str = "local", workers: int | None = None,
+                 max_nodes: int = 2_000_000,
                  out: str | Path | None = None, callbacks: tuple[Callback, ...] = (),
                  config: RunConfig | None = None):
         if config is None:
             config = RunConfig(game=game if isinstance(game, str) else game.spec, oracle=oracle,
                                meta_solver=meta_solver,
                                meta_solver_options=dict(meta_solver_options or {}), seed=seed,
-                               backend=backend, max_nodes=max_nodes)
+                               backend=backend, workers=workers, max_nodes=max_nodes)
         self.config = config.validate()
         self.game = game if isinstance(game, Game) else load(config.game)
         # The PPO oracle plays simultaneous-move games through their turn-based version, and
@@ -106,7 +112,7 @@ class PSRO:
         except ValueError as err:
             raise ConfigError(f"meta-solver {config.meta_solver!r} cannot solve this game: "
                               f"{err}") from None
-        self.backend = make_backend(config.backend)
+        self.backend = make_backend(config.backend, config.workers)
         self.callbacks = list(callbacks)
         self.run_dir = RunDirectory(out) if out is not None else None
         if out is not None:
@@ -140,15 +146,15 @@ class PSRO:
         if self.mode == "exact":
             tasks = [(self.tree, [self._plans[q][s] for q, s in enumerate(block)])
                      for block in blocks]
-            values = self.backend.map(_payoff_block_task, tasks)
+            values = [_payoff_block_task(*task) for task in tasks]
             self.table.grow(new, blocks, values)
         else:
             values, counts, errors = [], [], []
             for block in blocks:
                 profiles = list(itertools.product(*(range(s.start, s.stop) for s in block)))
                 tasks = [(self.play_game, [self.population[q][i] for q, i in enumerate(prof)],
-                          self._profile_seed(prof)) for prof in profiles]
-                estimates = self.backend.map(self._estimate_task, tasks)
+                          self._profile_seed(prof), self.mc_options) for prof in profiles]
+                estimates = self.backend.map(_estimate_profile_task, tasks)
                 shape = tuple(s.stop - s.start for s in block)
                 values.append(np.stack([e.mean for e in estimates], axis=1)
                               .reshape((len(new),) + shape))
@@ -173,9 +179,6 @@ class PSRO:
 
     def _profile_seed(self, profile) -> int:
         return int(np.random.SeedSequence([self.config.seed, 7, *profile]).generate_state(1)[0])
-
-    def _estimate_task(self, game, actors, seed):
-        return monte_carlo.estimate_profile(game, actors, seed, **self.mc_options)
 
     def _record(self, timings: dict, entries: int, start: float) -> dict:
         t = time.perf_counter()
@@ -293,6 +296,7 @@ class PSRO:
             self.step()
         if self.mode == "monte_carlo" and self.metrics[-1]["exploitability"] is None:
             self.approximate_exploitability()
+        self.backend.close()  # worker processes, if any (started again when needed)
         return self.metrics
 
     def approximate_exploitability(self) -> dict:
@@ -310,12 +314,12 @@ class PSRO:
         seed = self.oracle.seed(10**6 + self.iteration, 0)
         base = monte_carlo.estimate(self.play_game, seats, self.mixtures, seed,
                                     **self.mc_options)
+        tasks = [(self.play_game, p, seats, self.mixtures, self.oracle.config,
+                  self.oracle.seed(10**6 + self.iteration, p + 1), None,
+                  {"purpose": "exploitability"}) for p in range(n)]
+        responses = self.backend.map(train_best_response, tasks)
         gains, errors = [], []
-        for p in range(n):
-            network, _ = train_best_response(
-                self.play_game, p, seats, self.mixtures, self.oracle.config,
-                self.oracle.seed(10**6 + self.iteration, p + 1), None,
-                {"purpose": "exploitability"})
+        for p, (network, _) in enumerate(responses):
             probe = [list(pop) for pop in seats]
             probe[p] = [network]
             weights = list(self.mixtures)
@@ -334,6 +338,14 @@ class PSRO:
         if self.run_dir is not None:
             self._save()
         return row
+
+    def use_backend(self, backend: str, workers: int | None = None) -> None:
+        """Run this process's following tasks on another backend (the numbers do not change;
+        the run directory keeps its configured backend). ``ConfigError`` for an unknown name
+        or a bad worker count."""
+        dataclasses.replace(self.config, backend=backend, workers=workers).validate()
+        self.backend.close()
+        self.backend = make_backend(backend, workers)
 
     def meta_policy(self) -> MetaPolicy:
         """The current meta-policy as an OpenSpiel ``Policy`` (reach-weighted mixture); only
@@ -477,6 +489,11 @@ class UniformMember(UniformActor):
 def _payoff_block_task(tree: SequenceFormGame, plans: list[np.ndarray]) -> np.ndarray:
     """A pure task: exact payoffs of every profile in a block of plans."""
     return tree.payoff_block(plans)
+
+
+def _estimate_profile_task(game, actors: list, seed: int, options: dict):
+    """A pure task: Monte Carlo payoffs of one profile of members."""
+    return monte_carlo.estimate_profile(game, actors, seed, **options)
 
 
 class Run:

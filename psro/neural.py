@@ -51,6 +51,8 @@ class NeuralPolicy:
 
     ``metadata`` records the game, player, observation shape, hidden sizes and the PPO
     hyperparameters; :meth:`save` writes ``<path>.pt`` (state dict) and ``<path>.json``.
+    With ``metadata["greedy"]`` true the member plays the network's most probable legal action
+    (a pure strategy; ties go to the lowest action index) instead of sampling from it.
     """
 
     def __init__(self, player: int, net: ActorCritic, metadata: dict, name: str = ""):
@@ -59,10 +61,20 @@ class NeuralPolicy:
         self.metadata = dict(metadata)
         self.name = name
 
+    @property
+    def greedy(self) -> bool:
+        return bool(self.metadata.get("greedy", False))
+
     @torch.no_grad()
     def probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Action probabilities (B, A) for observations (B, obs_size) and masks (B, A)."""
+        """Action probabilities (B, A) for observations (B, obs_size) and masks (B, A): the
+        network's softmax, or one-hot on its most probable legal action when greedy."""
         logits = self.net.logits(torch.as_tensor(obs), torch.as_tensor(mask))
+        if self.greedy:
+            out = np.zeros(logits.shape)
+            if len(out):
+                out[np.arange(len(out)), logits.argmax(dim=-1).numpy()] = 1.0
+            return out
         return torch.softmax(logits, dim=-1).double().numpy()
 
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:

@@ -84,12 +84,13 @@ def test_psro_with_sampled_payoffs_and_approximate_exploitability(kuhn, tmp_path
     assert loaded.payoffs.counts.shape == (3, 3) and len(loaded.population[1]) == 3
 
 
-def test_sampled_run_resumes_exactly(tmp_path):
+def test_sampled_run_resumes_exactly_on_either_backend(tmp_path):
     full = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "a")
     full.run(iterations=2)
     part = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "b")
     part.run(iterations=1)
     resumed = psro.PSRO.resume(tmp_path / "b")
+    resumed.use_backend("processes", workers=2)  # estimates and oracles in worker processes
     resumed.run(iterations=2)
 
     def numbers(row):

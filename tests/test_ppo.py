@@ -5,6 +5,7 @@ import pyspiel
 import pytest
 
 import psro
+from games import load
 from games.simulation import VectorGame
 from psro.neural import NeuralPolicy, TabularActor, UniformActor
 from psro.policies import TabularPolicy, tabularise
@@ -66,6 +67,38 @@ def test_masking_never_plays_illegal_actions(monkeypatch):
     assert np.all(probs[~mask] == 0) and np.allclose(probs.sum(axis=1), 1)
 
 
+def test_greedy_member_plays_the_most_probable_legal_action():
+    game = pyspiel.load_game("leduc_poker")
+    sampled, _ = train_best_response(game, 0, [None, [UniformActor()]], [None, np.ones(1)],
+                                     PPOConfig(env_steps=3000, num_envs=16, steps_per_update=256,
+                                               greedy=False), seed=4)
+    assert not sampled.greedy
+    greedy = NeuralPolicy(0, sampled.net, {**sampled.metadata, "greedy": True})
+    vg = VectorGame(game, 64, seed=0)
+    idx = np.flatnonzero(vg.current_players() == 0)
+    obs, mask = vg.tensors(idx, 0)
+    probs, pure = sampled.probs(obs, mask), greedy.probs(obs, mask)
+    assert np.all(probs[~mask] == 0) and np.all(probs[mask] > 0)  # sampled: every legal action
+    np.testing.assert_array_equal(pure, np.eye(vg.num_actions)[probs.argmax(axis=1)])
+
+
+def test_scaled_returns_train_the_same_policy_whatever_the_stakes():
+    """With scale_returns, multiplying every payoff by 100 changes nothing but the logged
+    returns (which stay in the game's units)."""
+    runs = []
+    for stakes in (1, 100):
+        game = load(f"biased_rps(a={stakes},b={3 * stakes},c={2 * stakes})").pyspiel_game
+        runs.append(train_best_response(game, 0, [None, [UniformActor()]], [None, np.ones(1)],
+                                        PPOConfig(env_steps=2000, num_envs=32,
+                                                  steps_per_update=256, greedy=False), seed=6))
+    (small, small_log), (large, large_log) = runs
+    vg = VectorGame(load("biased_rps").pyspiel_game, 1, seed=0)
+    obs, mask = vg.tensors(np.arange(1), 0)
+    np.testing.assert_allclose(small.probs(obs, mask), large.probs(obs, mask), atol=1e-5)
+    np.testing.assert_allclose([100 * d["mean_return"] for d in small_log],
+                               [d["mean_return"] for d in large_log], rtol=1e-6)
+
+
 def test_save_load_round_trip(tmp_path, kuhn):
     game, tree = kuhn
     network, _ = train_best_response(game, 1, [[UniformActor()], None], [np.ones(1), None],
@@ -87,6 +120,8 @@ def test_ppo_config_rejects_unknown_and_bad_options():
         PPOConfig.from_dict({"env_step": 10})
     with pytest.raises(ValueError, match="clip"):
         PPOConfig.from_dict({"clip": -1})
+    with pytest.raises(ValueError, match="greedy must be true or false"):
+        PPOConfig.from_dict({"greedy": 1})
     with pytest.raises(psro.ConfigError, match="unknown PPO option"):
         psro.PSRO("kuhn_poker", "ppo", "nash", config=psro.RunConfig(
             game="kuhn_poker", oracle="ppo", ppo={"lr": 1}))
@@ -96,7 +131,10 @@ SMALL = {"env_steps": 6000, "num_envs": 32, "steps_per_update": 512}
 
 
 def test_psro_with_ppo_on_matrix_game_lowers_exploitability():
-    config = psro.RunConfig(game="biased_rps", oracle="ppo", meta_solver="nash", ppo=SMALL)
+    # Without warm starts: a network saturated on one action (greedy members make that
+    # likely) needs many steps to move to another; see the README on warm_start.
+    config = psro.RunConfig(game="biased_rps", oracle="ppo", meta_solver="nash",
+                            ppo={**SMALL, "warm_start": False})
     run = psro.PSRO(config.game, config=config)
     rows = run.run(iterations=6)
     # Uniform play is exploitable by 1/3; PSRO with PPO best responses finds the equilibrium.
@@ -104,7 +142,7 @@ def test_psro_with_ppo_on_matrix_game_lowers_exploitability():
     assert rows[-1]["exploitability"] < 0.05
 
 
-def test_ppo_run_is_deterministic_and_resumes_exactly(tmp_path):
+def test_ppo_run_is_deterministic_resumes_exactly_and_backends_agree(tmp_path):
     config = psro.RunConfig(game="kuhn_poker", oracle="ppo", meta_solver="nash",
                             ppo={**SMALL, "env_steps": 3000}, seed=5)
 
@@ -116,6 +154,7 @@ def test_ppo_run_is_deterministic_and_resumes_exactly(tmp_path):
     part = psro.PSRO(config.game, config=config, out=tmp_path / "b")
     part.run(iterations=1)
     resumed = psro.PSRO.resume(tmp_path / "b")
+    resumed.use_backend("processes", workers=2)  # both players' oracles in parallel
     resumed.run(iterations=3)
     assert numbers(resumed.metrics) == numbers(full.metrics)
     assert (tmp_path / "b" / "networks" / "player1_member3.pt").is_file()
