@@ -79,7 +79,11 @@ class PSRO:
                                meta_solver=meta_solver,
                                meta_solver_options=dict(meta_solver_options or {}), seed=seed,
                                backend=backend, workers=workers, max_nodes=max_nodes)
-        self.config = config.validate()
+        config = config.validate()
+        if config.oracle == "ppo":  # every PPO option written out, so a resumed run keeps
+            # the options it started with even if a later version changes a default
+            config = dataclasses.replace(config, ppo=PPOConfig.from_dict(config.ppo).to_dict())
+        self.config = config
         self.game = game if isinstance(game, Game) else load(config.game)
         # The PPO oracle plays simultaneous-move games through their turn-based version, and
         # the tree is walked on that same game so tables and networks see the same states.
@@ -410,7 +414,11 @@ class PSRO:
         run_dir = RunDirectory(out)
         config = RunConfig.from_dict(run_dir.read_config(), source=str(run_dir.path))
         meta, arrays = run_dir.read_checkpoint()
-        if meta.get("config") != config.to_dict():
+        try:
+            saved = RunConfig.from_dict(meta.get("config") or {}).to_dict()
+        except (ConfigError, TypeError):
+            saved = None
+        if saved != config.to_dict():
             raise RunDirectoryError(f"{run_dir.path}: checkpoint and config.json disagree")
         run = cls(config.game, config=config, out=out, callbacks=callbacks)
         digest = None if run.tree is None else _keys_digest(run.tree)

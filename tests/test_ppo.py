@@ -1,5 +1,7 @@
 """PPO oracle: learns best responses, masks illegal actions, saves and loads, PSRO with PPO."""
 
+import json
+
 import numpy as np
 import pyspiel
 import pytest
@@ -157,6 +159,8 @@ def test_ppo_run_is_deterministic_resumes_exactly_and_backends_agree(tmp_path):
     resumed.use_backend("processes", workers=2)  # both players' oracles in parallel
     resumed.run(iterations=3)
     assert numbers(resumed.metrics) == numbers(full.metrics)
+    saved = psro.RunConfig.from_dict(json.loads((tmp_path / "a" / "config.json").read_text()))
+    assert saved.ppo == {**PPOConfig().to_dict(), **SMALL, "env_steps": 3000}  # all written
     assert (tmp_path / "b" / "networks" / "player1_member3.pt").is_file()
     assert (tmp_path / "b" / "ppo_log.jsonl").read_text().count("\n") == len(full.ppo_log)
 
