@@ -85,11 +85,16 @@ class VectorGame:
     def current_players(self) -> np.ndarray:
         return np.array([s.current_player() for s in self.states], dtype=np.int64)
 
-    def tensors(self, idx: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
-        """Observations (len(idx), obs_size) float32 and legal masks (len(idx), A) bool."""
+    def tensors(self, idx: np.ndarray, player: int, observations: bool = True
+                ) -> tuple[np.ndarray | None, np.ndarray]:
+        """Observations (len(idx), obs_size) float32 and legal masks (len(idx), A) bool.
+        With ``observations=False`` only the masks are built (observations are None): for
+        actors that look states up instead of observing them."""
         states = [self.states[i] for i in idx]
-        obs = np.array([getattr(s, self._tensor)(player) for s in states], dtype=np.float32)
-        obs = obs.reshape(len(states), self.obs_size)
+        obs = None
+        if observations:
+            obs = np.array([getattr(s, self._tensor)(player) for s in states],
+                           dtype=np.float32).reshape(len(states), self.obs_size)
         legal = [s.legal_actions(player) for s in states]
         mask = np.zeros((len(states), self.num_actions), dtype=bool)
         rows = np.repeat(np.arange(len(states)), [len(actions) for actions in legal])

@@ -4,7 +4,8 @@ intervals and adaptive sample counts.
 Each seat is played by an *actor* (anything with ``action_probs(vg, idx, player, obs, mask)``:
 a :class:`~psro.neural.NeuralPolicy`, :class:`~psro.neural.UniformActor` or
 :class:`~psro.neural.TabularActor`). Episodes run ``num_envs`` at a time, with one batched
-forward pass per (seat, actor) group at every step.
+forward pass per (seat, actor) group at every step. An actor with ``observes = False`` gets
+``obs=None`` (its observations are not built).
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
                 continue
             for k in np.unique(choice[movers, q]):
                 idx = movers[choice[movers, q] == k]
-                obs, mask = vg.tensors(idx, q)
-                pr = seats[q][k].action_probs(vg, idx, q, obs, mask)
+                actor = seats[q][k]
+                obs, mask = vg.tensors(idx, q, getattr(actor, "observes", True))
+                pr = actor.action_probs(vg, idx, q, obs, mask)
                 vg.step(idx, sample_actions(pr, rng))
     return total, total_sq, finished_count
 

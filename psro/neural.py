@@ -127,6 +127,7 @@ class UniformActor:
     """Uniform over legal actions (the initial population member where no tree is walked)."""
 
     name = "uniform"
+    observes = False  # needs only the legal-action masks
 
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
         return mask / mask.sum(axis=1, keepdims=True)
@@ -136,12 +137,14 @@ class TabularActor:
     """Plays a :class:`psro.policies.TabularPolicy` in batched rollouts (looks up each state's
     information set in the walked tree)."""
 
+    observes = False  # looks information sets up by their strings
+
     def __init__(self, tree, policy):
         self.tree = tree
-        self.policy = policy
+        self.probs = policy.probs  # only the table: the network behind it is not needed
         self.name = policy.name
 
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
         rows = [self.tree.infoset_index(player, vg.states[i].information_state_string(player))
                 for i in idx]
-        return self.policy.probs[rows]
+        return self.probs[rows]

@@ -255,8 +255,9 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
                 movers = np.flatnonzero(players == q)
                 for k in np.unique(choice[movers, q]) if movers.size else []:
                     idx = movers[choice[movers, q] == k]
-                    obs, mask = vg.tensors(idx, q)
-                    pr = opponents[q][k].action_probs(vg, idx, q, obs, mask)
+                    actor = opponents[q][k]
+                    obs, mask = vg.tensors(idx, q, getattr(actor, "observes", True))
+                    pr = actor.action_probs(vg, idx, q, obs, mask)
                     vg.step(idx, sample_actions(pr, rng))
             stepped = int((players >= 0).sum())
             env_steps += stepped

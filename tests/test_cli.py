@@ -26,12 +26,15 @@ def test_run_resume_and_progress(tmp_path, capsys):
                  "--iterations", "3", "--seed", "0", "--out", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("iter    0  population    1  exploitability")
-    assert main(["run", "--resume", "--out", str(out), "--iterations", "9"]) == 0
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "9",
+                 "--backend", "processes", "--workers", "2"]) == 0
     text = capsys.readouterr().out
     assert "resuming" in text and "iter    9" in text
     assert (out / "metrics.csv").read_text().count("\n") == 11
     assert "already holds a run" in _error_line(capsys, ["run", "--game", "kuhn_poker",
                                                          "--out", str(out)])
+    assert "unknown backend" in _error_line(capsys, ["run", "--resume", "--out", str(out),
+                                                     "--backend", "cluster"])
 
 
 def test_config_file_and_meta_solver_options(tmp_path, capsys):

@@ -1,0 +1,49 @@
+"""Backends: the process pool returns what the local backend returns, raises task errors, and
+does not leak file descriptors when tasks return torch networks."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from psro.backends import LocalBackend, ProcessBackend, make_backend
+from psro.neural import ActorCritic
+
+
+@pytest.fixture(scope="module")
+def pool():
+    backend = ProcessBackend(workers=2)
+    yield backend
+    backend.close()
+
+
+def test_processes_return_what_local_returns_in_task_order(pool):
+    tasks = [(np.arange(n),) for n in range(1, 7)]
+    local = LocalBackend().map(np.cumsum, tasks)
+    remote = pool.map(np.cumsum, tasks)
+    assert len(remote) == 6
+    for a, b in zip(local, remote, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_task_errors_are_raised_by_map(pool):
+    with pytest.raises(ValueError, match="invalid literal"):
+        pool.map(int, [("1",), ("not a number",)])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/fd")
+def test_returned_networks_hold_no_file_descriptors(pool):
+    pool.map(ActorCritic, [(4, 2), (4, 2)])  # workers started
+    before = len(os.listdir("/proc/self/fd"))
+    networks = pool.map(ActorCritic, [(30, 3, (16,))] * 40)  # 480 tensors, all kept alive
+    after = len(os.listdir("/proc/self/fd"))
+    assert len(networks) == 40 and after - before < 10
+
+
+def test_unknown_backend_and_bad_worker_counts():
+    with pytest.raises(ValueError, match="unknown backend 'ray'; accepted: local, processes"):
+        make_backend("ray")
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        ProcessBackend(workers=-1)
+    assert ProcessBackend().workers == os.cpu_count()
