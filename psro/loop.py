@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -110,6 +109,7 @@ class PSRO:
             self.oracle = PPOBestResponse(self.tree, self.play_game,
                                           PPOConfig.from_dict(self.config.ppo), config.seed)
         self.ppo_log: list[dict] = []
+        self._ppo_log_written = 0  # rows of ppo_log already in ppo_log.jsonl
         self.meta_solver = solvers.get(config.meta_solver, **config.meta_solver_options)
         try:  # fail before any work if the meta-solver cannot handle this kind of game
             self.meta_solver([np.zeros((1,) * n) for _ in range(n)])
@@ -382,11 +382,10 @@ class PSRO:
                 network = network_of(member)
                 if network is not None and not path.with_suffix(".json").exists():
                     network.save(path)
-        if self.ppo_log:
-            from psro.runs import atomic_write_text
-
-            atomic_write_text(self.run_dir.path / "ppo_log.jsonl",
-                              "".join(json.dumps(r) + "\n" for r in self.ppo_log))
+        if len(self.ppo_log) > self._ppo_log_written:  # appended, not rewritten: it grows by
+            # thousands of rows; the checkpoint records how many rows are valid
+            self.run_dir.append_ppo_log(self.ppo_log[self._ppo_log_written:])
+            self._ppo_log_written = len(self.ppo_log)
         self.run_dir.write_metrics(self.metrics, self.mixture_history)
         population = self._population_arrays()
         self.run_dir.write_tables(self.table, population, self._population_meta())
@@ -398,7 +397,7 @@ class PSRO:
             "mixtures": self.mixture_history,
             "members": self._population_meta()["members"],
             "infoset_digest": None if self.tree is None else _keys_digest(self.tree),
-            "ppo_log": self.ppo_log,
+            "ppo_log_rows": len(self.ppo_log),
             "networks": [[network_of(m) is not None for m in pop] for pop in self.population],
         }
         arrays = {f"population_{k}": v for k, v in population.items()}
@@ -438,7 +437,10 @@ class PSRO:
             run.metrics = list(meta["metrics"])
             run.mixture_history = list(meta["mixtures"])
             run.mixtures = [np.asarray(m, float) for m in run.mixture_history[-1]["mixtures"]]
-            run.ppo_log = list(meta.get("ppo_log", []))
+            if "ppo_log" in meta:  # checkpoints of format 1 held the log itself
+                run.ppo_log = list(meta["ppo_log"])
+            else:
+                run.ppo_log = run_dir.read_ppo_log(int(meta["ppo_log_rows"]))
             run.env_steps = int(run.metrics[-1].get("env_steps", 0))
         except (KeyError, IndexError, ValueError, TypeError) as err:
             raise RunDirectoryError(f"checkpoint in {run_dir.path} is incomplete: {err!r}") \
@@ -447,6 +449,8 @@ class PSRO:
             raise RunDirectoryError(f"checkpoint in {run_dir.path}: payoff table shape does "
                                     f"not match the population")
         run.run_dir.write_metrics(run.metrics, run.mixture_history)
+        run.run_dir.write_ppo_log(run.ppo_log)  # drops rows written after the checkpoint
+        run._ppo_log_written = len(run.ppo_log)
         return run
 
 

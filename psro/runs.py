@@ -9,8 +9,12 @@ Files (format version ``FORMAT_VERSION``; nothing is pickled):
 - ``payoffs.npz``: ``values`` (num_players, K_0, ..., K_{N-1}), ``counts``, ``exact``;
 - ``population.npz`` + ``population.json``: every member's action-probability table and
   metadata, with each player's information-set keys so a table can be checked against the game;
-- ``checkpoint.npz``: all of the above plus the run's state, written to a temporary file and
-  renamed, so a killed run leaves the previous checkpoint intact.
+- ``ppo_log.jsonl`` (PPO runs): one row of diagnostics per PPO update, appended as the run
+  goes;
+- ``checkpoint.npz`` (format ``CHECKPOINT_VERSION``): all of the above except the PPO log, of
+  which it records the number of valid rows, plus the run's state; written to a temporary file
+  and renamed, so a killed run leaves the previous checkpoint intact. Version 1 checkpoints
+  (which held the PPO log itself) are still read.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 FORMAT_VERSION = 1
+CHECKPOINT_VERSION = 2
+READABLE_CHECKPOINTS = (1, 2)
 
 
 class RunDirectoryError(ValueError):
@@ -72,6 +78,34 @@ class RunDirectory:
         atomic_write_text(self.path / "mixtures.jsonl",
                           "".join(json.dumps(m) + "\n" for m in mixtures))
 
+    def append_ppo_log(self, rows: list[dict]) -> None:
+        """Append PPO diagnostics rows to ``ppo_log.jsonl`` (one JSON object per line)."""
+        with open(self.path / "ppo_log.jsonl", "a") as handle:
+            handle.write("".join(json.dumps(r) + "\n" for r in rows))
+
+    def write_ppo_log(self, rows: list[dict]) -> None:
+        """Rewrite ``ppo_log.jsonl`` with exactly ``rows`` (atomic)."""
+        if rows or (self.path / "ppo_log.jsonl").exists():
+            atomic_write_text(self.path / "ppo_log.jsonl",
+                              "".join(json.dumps(r) + "\n" for r in rows))
+
+    def read_ppo_log(self, rows: int) -> list[dict]:
+        """The first ``rows`` rows of ``ppo_log.jsonl`` (those the checkpoint vouches for;
+        rows appended after it, or a line cut short by a kill, are ignored)."""
+        if rows == 0:
+            return []
+        try:
+            with open(self.path / "ppo_log.jsonl") as handle:
+                lines = [line for _, line in zip(range(rows), handle, strict=False)]
+            log = [json.loads(line) for line in lines]
+        except (OSError, json.JSONDecodeError) as err:
+            raise RunDirectoryError(f"{self.path / 'ppo_log.jsonl'} is unreadable: {err}") \
+                from None
+        if len(log) < rows:
+            raise RunDirectoryError(f"{self.path / 'ppo_log.jsonl'} holds {len(log)} rows; "
+                                    f"the checkpoint expects {rows}")
+        return log
+
     def write_tables(self, payoffs, population_arrays: dict[str, np.ndarray],
                      population_meta: dict) -> None:
         atomic_write_bytes(self.path / "payoffs.npz", lambda h: np.savez(
@@ -83,7 +117,7 @@ class RunDirectory:
         atomic_write_text(self.path / "population.json", json.dumps(population_meta))
 
     def write_checkpoint(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-        meta = {"format_version": FORMAT_VERSION, **meta}
+        meta = {"format_version": CHECKPOINT_VERSION, **meta}
         payload = {"meta": np.array(json.dumps(meta)), **arrays}
         atomic_write_bytes(self.path / "checkpoint.npz",
                            lambda h: np.savez_compressed(h, **payload))
@@ -114,9 +148,10 @@ class RunDirectory:
             raise RunDirectoryError(f"checkpoint {path} is corrupt and was left untouched: "
                                     f"{type(err).__name__}: {err}") from None
         version = meta.get("format_version")
-        if version != FORMAT_VERSION:
+        if version not in READABLE_CHECKPOINTS:
             raise RunDirectoryError(f"checkpoint {path} has format version {version!r}; this "
-                                    f"toolkit reads version {FORMAT_VERSION}")
+                                    f"toolkit reads versions "
+                                    f"{', '.join(map(str, READABLE_CHECKPOINTS))}")
         return meta, arrays
 
     def read_metrics(self) -> list[dict]:
