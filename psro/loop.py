@@ -79,9 +79,10 @@ class PSRO:
                                meta_solver_options=dict(meta_solver_options or {}), seed=seed,
                                backend=backend, workers=workers, max_nodes=max_nodes)
         config = config.validate()
+        ppo = PPOConfig.from_dict(config.ppo)
         if config.oracle == "ppo":  # every PPO option written out, so a resumed run keeps
             # the options it started with even if a later version changes a default
-            config = dataclasses.replace(config, ppo=PPOConfig.from_dict(config.ppo).to_dict())
+            config = dataclasses.replace(config, ppo=ppo.to_dict())
         self.config = config
         self.game = game if isinstance(game, Game) else load(config.game)
         # The PPO oracle plays simultaneous-move games through their turn-based version, and
@@ -106,8 +107,7 @@ class PSRO:
         if self.config.oracle == "exact":
             self.oracle = ExactBestResponse(self.tree)
         else:
-            self.oracle = PPOBestResponse(self.tree, self.play_game,
-                                          PPOConfig.from_dict(self.config.ppo), config.seed)
+            self.oracle = PPOBestResponse(self.tree, self.play_game, ppo, config.seed)
         self.ppo_log: list[dict] = []
         self._ppo_log_written = 0  # rows of ppo_log already in ppo_log.jsonl
         self.meta_solver = solvers.get(config.meta_solver, **config.meta_solver_options)
@@ -148,9 +148,8 @@ class PSRO:
         new = tuple(len(pop) for pop in self.population)
         blocks = PayoffTable.new_blocks(old, new)
         if self.mode == "exact":
-            tasks = [(self.tree, [self._plans[q][s] for q, s in enumerate(block)])
-                     for block in blocks]
-            values = [_payoff_block_task(*task) for task in tasks]
+            values = [self.tree.payoff_block([self._plans[q][s] for q, s in enumerate(block)])
+                      for block in blocks]
             self.table.grow(new, blocks, values)
         else:
             values, counts, errors = [], [], []
@@ -496,11 +495,6 @@ class UniformMember(UniformActor):
         self.player = player
         self.name = f"uniform_p{player}"
         self.metadata = {"iteration": 0, "oracle": "uniform"}
-
-
-def _payoff_block_task(tree: SequenceFormGame, plans: list[np.ndarray]) -> np.ndarray:
-    """A pure task: exact payoffs of every profile in a block of plans."""
-    return tree.payoff_block(plans)
 
 
 def _estimate_profile_task(game, actors: list, seed: int, options: dict):

@@ -74,13 +74,19 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
             movers = np.flatnonzero((players == q) & active)
             if not movers.size:
                 continue
-            for k in np.unique(choice[movers, q]):
-                idx = movers[choice[movers, q] == k]
-                actor = seats[q][k]
-                obs, mask = vg.tensors(idx, q, getattr(actor, "observes", True))
-                pr = actor.action_probs(vg, idx, q, obs, mask)
-                vg.step(idx, sample_actions(pr, rng))
+            play_members(vg, movers, q, seats[q], choice[movers, q], rng)
     return total, total_sq, finished_count
+
+
+def play_members(vg: VectorGame, movers: np.ndarray, player: int, members: list,
+                 chosen: np.ndarray, rng: np.random.Generator) -> None:
+    """Advance the states ``movers`` (``player`` to move in each) by one sampled action of
+    ``members[chosen[i]]`` in state ``movers[i]``: one ``action_probs`` call per member."""
+    for k in np.unique(chosen):
+        idx = movers[chosen == k]
+        actor = members[k]
+        obs, mask = vg.tensors(idx, player, getattr(actor, "observes", True))
+        vg.step(idx, sample_actions(actor.action_probs(vg, idx, player, obs, mask), rng))
 
 
 def estimate(game, seats: list[list], weights: list[np.ndarray], seed: int,

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from games.simulation import TERMINAL, VectorGame, sample_actions
+from games.simulation import TERMINAL, VectorGame
+from psro.monte_carlo import play_members
 from psro.neural import ActorCritic, NeuralPolicy
 
 
@@ -253,12 +254,8 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
                 if q == player:
                     continue
                 movers = np.flatnonzero(players == q)
-                for k in np.unique(choice[movers, q]) if movers.size else []:
-                    idx = movers[choice[movers, q] == k]
-                    actor = opponents[q][k]
-                    obs, mask = vg.tensors(idx, q, getattr(actor, "observes", True))
-                    pr = actor.action_probs(vg, idx, q, obs, mask)
-                    vg.step(idx, sample_actions(pr, rng))
+                if movers.size:
+                    play_members(vg, movers, q, opponents[q], choice[movers, q], rng)
             stepped = int((players >= 0).sum())
             env_steps += stepped
             batch_env_steps += stepped

@@ -31,6 +31,11 @@ CHECKPOINT_VERSION = 2
 READABLE_CHECKPOINTS = (1, 2)
 
 
+def _jsonl(rows: list[dict]) -> str:
+    """One JSON object per line."""
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
 class RunDirectoryError(ValueError):
     """A directory that is not a run, or whose checkpoint is corrupt or incompatible."""
 
@@ -73,21 +78,18 @@ class RunDirectory:
             for row in rows:
                 lines.append(",".join(_csv_cell(row.get(k)) for k in fields))
             atomic_write_text(self.path / "metrics.csv", "\n".join(lines) + "\n")
-        atomic_write_text(self.path / "metrics.jsonl",
-                          "".join(json.dumps(r) + "\n" for r in rows))
-        atomic_write_text(self.path / "mixtures.jsonl",
-                          "".join(json.dumps(m) + "\n" for m in mixtures))
+        atomic_write_text(self.path / "metrics.jsonl", _jsonl(rows))
+        atomic_write_text(self.path / "mixtures.jsonl", _jsonl(mixtures))
 
     def append_ppo_log(self, rows: list[dict]) -> None:
         """Append PPO diagnostics rows to ``ppo_log.jsonl`` (one JSON object per line)."""
         with open(self.path / "ppo_log.jsonl", "a") as handle:
-            handle.write("".join(json.dumps(r) + "\n" for r in rows))
+            handle.write(_jsonl(rows))
 
     def write_ppo_log(self, rows: list[dict]) -> None:
         """Rewrite ``ppo_log.jsonl`` with exactly ``rows`` (atomic)."""
         if rows or (self.path / "ppo_log.jsonl").exists():
-            atomic_write_text(self.path / "ppo_log.jsonl",
-                              "".join(json.dumps(r) + "\n" for r in rows))
+            atomic_write_text(self.path / "ppo_log.jsonl", _jsonl(rows))
 
     def read_ppo_log(self, rows: int) -> list[dict]:
         """The first ``rows`` rows of ``ppo_log.jsonl`` (those the checkpoint vouches for;
