@@ -24,7 +24,7 @@ import pyspiel  # noqa: E402
 import psro  # noqa: E402
 import solvers  # noqa: E402
 from games.simulation import random_playout_rate  # noqa: E402
-from psro.neural import UniformActor  # noqa: E402
+from psro.members import UniformMember  # noqa: E402
 from psro.ppo import PPOConfig, train_best_response  # noqa: E402
 
 
@@ -84,7 +84,7 @@ def ppo_rows(rows, quick: bool, full: bool) -> None:
     for name in ("kuhn_poker", "leduc_poker"):
         game = pyspiel.load_game(name)
         raw = random_playout_rate(game, seconds=2.0)
-        _, diag = train_best_response(game, 0, [None, [UniformActor()]], [None, np.ones(1)],
+        _, diag = train_best_response(game, 0, [None, [UniformMember(1)]], [None, np.ones(1)],
                                       PPOConfig(env_steps=20_000 if quick else 60_000), seed=0)
         rollout = float(np.median([d["rollout_steps_per_s"] for d in diag]))
         _row(rows, f"{name} PPO rollout env steps/s", f"{rollout:,.0f}",

@@ -28,7 +28,7 @@ import pyspiel  # noqa: E402
 
 import psro  # noqa: E402
 from games.simulation import random_playout_rate  # noqa: E402
-from psro.neural import UniformActor  # noqa: E402
+from psro.members import UniformMember  # noqa: E402
 from psro.ppo import PPOConfig, train_best_response  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def rollout_speed(game_name: str) -> None:
     raw = random_playout_rate(game, seconds=3.0)
     config = PPOConfig(env_steps=40_000)
     start = time.perf_counter()
-    _, diagnostics = train_best_response(game, 0, [None, [UniformActor()]], [None, np.ones(1)],
+    _, diagnostics = train_best_response(game, 0, [None, [UniformMember(1)]], [None, np.ones(1)],
                                          config, seed=0)
     total = time.perf_counter() - start
     steps = diagnostics[-1]["env_steps"]
@@ -75,7 +75,7 @@ def psro_curve(game_name: str, seconds: float, out: str | None, iterations: int,
 def _kuhn_episodes_per_br() -> int:
     config = PPOConfig()
     _, diagnostics = train_best_response(pyspiel.load_game("kuhn_poker"), 0,
-                                         [None, [UniformActor()]], [None, np.ones(1)], config,
+                                         [None, [UniformMember(1)]], [None, np.ones(1)], config,
                                          seed=0)
     episodes = sum(d["episodes"] for d in diagnostics)
     return int(round(episodes * config.env_steps / diagnostics[-1]["env_steps"]))

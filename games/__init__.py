@@ -4,6 +4,6 @@
 """
 
 from games.catalog import CATALOG
-from games.loading import Game, GameError, catalog_names, load
+from games.loading import Game, GameError, catalog_names, load, register
 
-__all__ = ["CATALOG", "Game", "GameError", "catalog_names", "load"]
+__all__ = ["CATALOG", "Game", "GameError", "catalog_names", "load", "register"]

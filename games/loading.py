@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyspiel
 
-from games.catalog import CATALOG
+from games.catalog import CATALOG, CatalogEntry
+from solvers.errors import ToolkitError
 
 
-class GameError(ValueError):
+class GameError(ToolkitError, ValueError):
     """A game spec that cannot be loaded; the message says why and what is accepted."""
 
 
@@ -97,6 +98,20 @@ def _quiet_stderr():
     finally:
         os.dup2(saved, fd)
         os.close(saved)
+
+
+def register(name: str, build, defaults: dict[str, float | int] | None = None,
+             summary: str = "") -> None:
+    """Add a normal-form game to the catalogue: ``build(**params)`` returns the per-player
+    payoff arrays (``payoffs[p][i_0, ..., i_{N-1}]``), ``defaults`` names every parameter with
+    its default (an int default makes the parameter an integer), and ``load("name(k=v)")``
+    then builds it as a pyspiel matrix or tensor game. :class:`GameError` for a taken name
+    (catalogue or OpenSpiel)."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise GameError(f"a game name must be an identifier; got {name!r}")
+    if name in CATALOG or name in pyspiel.registered_names():
+        raise GameError(f"game {name!r} is already registered")
+    CATALOG[name] = CatalogEntry(build, dict(defaults or {}), summary or name)
 
 
 def catalog_names() -> list[str]:

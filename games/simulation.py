@@ -14,6 +14,8 @@ import itertools
 import numpy as np
 import pyspiel
 
+from games.loading import GameError
+
 TERMINAL = pyspiel.PlayerId.TERMINAL
 
 
@@ -33,6 +35,19 @@ def sample_actions(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     cum = np.cumsum(probs, axis=1)
     u = rng.random(len(probs))[:, None] * cum[:, -1:]
     return np.minimum((cum < u).sum(axis=1), probs.shape[1] - 1)
+
+
+def observation_tensor(game: pyspiel.Game) -> str:
+    """The state method neural policies observe through: ``"information_state_tensor"``, or
+    ``"observation_tensor"`` where the game provides no information-state tensor. Raises
+    :class:`GameError` when it provides neither."""
+    kind = game.get_type()
+    if kind.provides_information_state_tensor:
+        return "information_state_tensor"
+    if kind.provides_observation_tensor:
+        return "observation_tensor"
+    raise GameError(f"{game} provides neither information-state nor observation tensors, so "
+                    f"neural policies cannot observe it")
 
 
 def turn_based(game: pyspiel.Game) -> pyspiel.Game:
@@ -55,16 +70,8 @@ class VectorGame:
         if num_envs < 1:
             raise ValueError(f"num_envs must be positive; got {num_envs}")
         self.game = turn_based(game)
-        kind = self.game.get_type()
-        if kind.provides_information_state_tensor:
-            self._tensor = "information_state_tensor"
-            self.obs_shape = tuple(self.game.information_state_tensor_shape())
-        elif kind.provides_observation_tensor:
-            self._tensor = "observation_tensor"
-            self.obs_shape = tuple(self.game.observation_tensor_shape())
-        else:
-            raise ValueError(f"{game} provides neither information-state nor observation "
-                             f"tensors, so neural policies cannot observe it")
+        self._tensor = observation_tensor(self.game)
+        self.obs_shape = tuple(getattr(self.game, f"{self._tensor}_shape")())
         self.obs_size = int(np.prod(self.obs_shape))
         self.num_actions = self.game.num_distinct_actions()
         self.num_players = self.game.num_players()

@@ -1,9 +1,23 @@
-"""PSRO on OpenSpiel games: populations, exact evaluation, oracles, the loop and run files."""
+"""PSRO on OpenSpiel games: the loop and its parts (oracles, evaluators, backends), run
+directories, reports.
 
-from psro.config import ConfigError, RunConfig
+>>> import psro
+>>> run = psro.PSRO("kuhn_poker", "exact", "nash")
+>>> round(run.run(iterations=10)[-1]["value_p0"], 6)
+-0.055556
+"""
+
+from psro import backends, oracles
+from psro.config import RunConfig
+from psro.errors import (
+    ConfigError,
+    GameTooLargeError,
+    MetaSolverError,
+    RunDirectoryError,
+    ToolkitError,
+)
 from psro.exploitability import Exploitability, exact_exploitability
-from psro.loop import PSRO, Run, load_run
-from psro.oracles import ExactBestResponse
+from psro.loop import PSRO
 from psro.payoffs import PayoffTable
 from psro.policies import (
     MetaPolicy,
@@ -12,12 +26,12 @@ from psro.policies import (
     to_openspiel,
     to_openspiel_tabular,
 )
-from psro.runs import RunDirectoryError
-from psro.sequence_form import GameTooLargeError, SequenceFormGame
+from psro.runs import Run, load_run
+from psro.sequence_form import SequenceFormGame
 
 __all__ = [
-    "ConfigError", "ExactBestResponse", "Exploitability", "GameTooLargeError", "MetaPolicy",
+    "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy", "MetaSolverError",
     "PSRO", "PayoffTable", "Run", "RunConfig", "RunDirectoryError", "SequenceFormGame",
-    "TabularPolicy", "exact_exploitability", "from_openspiel", "load_run", "to_openspiel",
-    "to_openspiel_tabular",
+    "TabularPolicy", "ToolkitError", "backends", "exact_exploitability", "from_openspiel",
+    "load_run", "oracles", "to_openspiel", "to_openspiel_tabular",
 ]

@@ -1,8 +1,9 @@
 """Where independent tasks (best-response training, sampled payoff estimates) run.
 
-A task is a plain module-level function and its arguments, with no shared mutable state, so
-any backend can run it anywhere and return the same result: every task carries its own seed,
-so the backend never changes a run's numbers.
+A :class:`Task` is a plain module-level function and its arguments, with no shared mutable
+state, so any backend can run it anywhere and return the same result: every task carries its
+own seed, so the backend never changes a run's numbers. A backend has ``run(tasks) -> results``
+(in task order), ``close()`` and a ``workers`` count; :func:`register` adds one by name.
 
 - ``local``: tasks run in order in this process.
 - ``processes``: tasks run in parallel on a pool of worker processes on this machine (spawned
@@ -18,7 +19,27 @@ import os
 import pickle
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple, Protocol
+
+from psro.errors import ConfigError
+
+
+class Task(NamedTuple):
+    """One unit of work: ``fn(*args)``; ``fn`` is a module-level function (so it pickles)."""
+
+    fn: Callable[..., Any]
+    args: tuple
+
+
+class Backend(Protocol):
+    """Runs tasks and returns their results in task order; exceptions propagate."""
+
+    name: str
+    workers: int
+
+    def run(self, tasks: Sequence[Task]) -> list[Any]: ...
+
+    def close(self) -> None: ...
 
 
 class LocalBackend:
@@ -29,8 +50,8 @@ class LocalBackend:
     def __init__(self, workers: int | None = None):
         self.workers = 1
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple]) -> list[Any]:
-        return [fn(*args) for args in tasks]
+    def run(self, tasks: Sequence[Task]) -> list[Any]:
+        return [task.fn(*task.args) for task in tasks]
 
     def close(self) -> None:
         pass
@@ -40,27 +61,25 @@ class ProcessBackend:
     """Runs tasks on ``workers`` worker processes (default: the machine's CPU count).
 
     Workers are started with the ``spawn`` method (safe with torch and OpenMP) the first time
-    more than one task is mapped; :meth:`close` stops them (the interpreter also does at
-    exit). ``fn`` and the arguments must pickle; results come back in task order. An exception
-    in a task is raised here, from :meth:`map`.
+    more than one task is run; :meth:`close` stops them (the interpreter also does at exit).
+    Tasks must pickle; results come back in task order. An exception in a task is raised here,
+    from :meth:`run`.
     """
 
     name = "processes"
 
     def __init__(self, workers: int | None = None):
-        self.workers = (os.cpu_count() or 1) if workers is None else int(workers)
-        if self.workers < 1:
-            raise ValueError(f"workers must be a positive integer; got {workers!r}")
+        self.workers = (os.cpu_count() or 1) if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[tuple]) -> list[Any]:
+    def run(self, tasks: Sequence[Task]) -> list[Any]:
         if len(tasks) <= 1 or self.workers == 1:
-            return [fn(*args) for args in tasks]
+            return LocalBackend().run(tasks)
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.workers,
                                              mp_context=multiprocessing.get_context("spawn"))
-        futures = [self._pool.submit(_call_pickled, pickle.dumps((fn, args), _PROTOCOL))
-                   for args in tasks]
+        futures = [self._pool.submit(_call_pickled, pickle.dumps(tuple(task), _PROTOCOL))
+                   for task in tasks]
         return [pickle.loads(future.result()) for future in futures]
 
     def close(self) -> None:
@@ -84,11 +103,31 @@ def _call_pickled(blob: bytes) -> bytes:
     return pickle.dumps(fn(*args), _PROTOCOL)
 
 
-BACKENDS = {"local": LocalBackend, "processes": ProcessBackend}
+BackendFactory = Callable[[int | None], Backend]
+_BACKENDS: dict[str, BackendFactory] = {"local": LocalBackend, "processes": ProcessBackend}
 
 
-def make_backend(name: str, workers: int | None = None):
-    """The backend called ``name``; ``ValueError`` listing the accepted names otherwise."""
-    if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; accepted: {', '.join(BACKENDS)}")
-    return BACKENDS[name](workers)
+def register(name: str, factory: BackendFactory) -> None:
+    """Make ``factory(workers)`` available as backend ``name`` (``--backend NAME``,
+    ``backend = "NAME"``). Registering a taken name is a :class:`ConfigError`."""
+    if name in _BACKENDS:
+        raise ConfigError(f"backend {name!r} is already registered")
+    _BACKENDS[name] = factory
+
+
+def names() -> tuple[str, ...]:
+    """Every registered backend name."""
+    return tuple(_BACKENDS)
+
+
+def make_backend(name: str, workers: int | None = None) -> Backend:
+    """The backend called ``name`` with ``workers`` workers (None: its default).
+    :class:`ConfigError` for an unknown name or a worker count that is not a positive
+    integer."""
+    if name not in _BACKENDS:
+        raise ConfigError(f"unknown backend {name!r}; accepted: {', '.join(_BACKENDS)}")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
+                                or workers < 1):
+        raise ConfigError(f"workers must be a positive integer (or unset: one per CPU); got "
+                          f"{workers!r}")
+    return _BACKENDS[name](workers)

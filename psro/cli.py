@@ -15,12 +15,14 @@ EXIT_USAGE = 2
 
 
 class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
+    """A user-facing error of the command line itself: printed as one line, exit status 2."""
 
 
-def _parse_option(text: str) -> tuple[str, object]:
+def _parse_option(text: str, flag: str) -> tuple[str, object]:
+    """``key=value`` from ``flag``; the value becomes an int, float or bool where it reads as
+    one, else stays a string."""
     if "=" not in text:
-        raise CliError(f"--meta-solver-option needs key=value; got {text!r}")
+        raise CliError(f"{flag} needs key=value; got {text!r}")
     key, value = text.split("=", 1)
     for cast in (int, float):
         try:
@@ -30,6 +32,10 @@ def _parse_option(text: str) -> tuple[str, object]:
     if value.lower() in ("true", "false"):
         return key.strip(), value.lower() == "true"
     return key.strip(), value
+
+
+def _options(texts: list[str] | None, flag: str) -> dict | None:
+    return None if not texts else dict(_parse_option(t, flag) for t in texts)
 
 
 def _exploitability_text(row: dict) -> str:
@@ -46,6 +52,19 @@ def _progress(run, row) -> None:
           flush=True)
 
 
+def _overrides(args) -> dict:
+    """The run settings given as flags, as RunConfig fields (None where not given)."""
+    return {
+        "game": args.game, "oracle": args.oracle, "meta_solver": args.meta_solver,
+        "meta_solver_options": _options(args.meta_solver_option, "--meta-solver-option"),
+        "oracle_options": _options(args.oracle_option, "--oracle-option"),
+        "ppo": _options(args.ppo, "--ppo"), "iterations": args.iterations, "seed": args.seed,
+        "time_budget_s": args.time_budget, "target_exploitability": args.target_exploitability,
+        "backend": args.backend, "workers": args.workers,
+        "tensorboard": True if args.tensorboard else None,
+    }
+
+
 def cmd_run(args) -> int:
     from psro.config import RunConfig
     from psro.loop import PSRO
@@ -58,30 +77,16 @@ def cmd_run(args) -> int:
         if args.backend is not None or args.workers is not None:
             run.use_backend(args.backend or run.config.backend, args.workers)
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
-        iterations = args.iterations if args.iterations is not None else run.config.iterations
-        _check_positive("--iterations", iterations)
-        run.run(iterations=iterations)
+        run.run(iterations=args.iterations)
     else:
         if args.out is None:
             raise CliError("--out DIR is required: the run directory to write")
         config = RunConfig.from_toml(args.config) if args.config else RunConfig()
-        overrides = {
-            "game": args.game, "oracle": args.oracle, "meta_solver": args.meta_solver,
-            "iterations": args.iterations, "seed": args.seed, "time_budget_s": args.time_budget,
-            "target_exploitability": args.target_exploitability, "backend": args.backend,
-            "workers": args.workers,
-        }
-        for key, value in overrides.items():
-            if value is not None:
-                setattr(config, key, value)
-        if args.meta_solver_option:
-            config.meta_solver_options = dict(_parse_option(o) for o in args.meta_solver_option)
-        if args.ppo:
-            config.ppo = {**config.ppo, **dict(_parse_option(o) for o in args.ppo)}
-        if Path(args.out, "checkpoint.npz").exists():
+        config = config.merged(_overrides(args))
+        if Path(args.out, "config.json").exists():
             raise CliError(f"{args.out} already holds a run; use --resume to continue it or "
                            f"choose another --out")
-        run = PSRO(config.game, config=config, out=args.out, callbacks=callbacks)
+        run = PSRO(config=config, out=args.out, callbacks=callbacks)
         run.run()
     last = run.metrics[-1]
     print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
@@ -130,7 +135,7 @@ def cmd_solve(args) -> int:
     import solvers
 
     payoffs = _read_payoff_file(args.file)
-    options = dict(_parse_option(o) for o in args.option or [])
+    options = _options(args.option, "--option") or {}
     game = solvers.as_payoffs(payoffs)
     solver = solvers.get(args.solver, **options)
     mixtures = solver(game)
@@ -176,7 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run PSRO (or --resume a run)")
     run.add_argument("--game", help="OpenSpiel game string or catalogue name")
-    run.add_argument("--oracle", help="exact (tabular best response) or ppo")
+    run.add_argument("--oracle", help="exact (tabular best response), ppo, or a registered "
+                                      "oracle")
+    run.add_argument("--oracle-option", action="append", metavar="KEY=VALUE",
+                     help="option of a registered oracle, repeatable")
     run.add_argument("--meta-solver", help=f"one of: {', '.join(solvers.names())}")
     run.add_argument("--meta-solver-option", action="append", metavar="KEY=VALUE",
                      help="meta-solver option, repeatable (e.g. p=0.8)")
@@ -193,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--tensorboard", action="store_true",
+                     help="also write TensorBoard scalars under OUT/tensorboard")
     run.set_defaults(func=cmd_run)
     solve = sub.add_parser("solve", help="solve a normal-form game from a file")
     solve.add_argument("file", help=".csv or .npy matrix (zero-sum), or .npz (one per player)")
@@ -211,15 +221,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 
+_HINTS = {"GameTooLargeError": "; use --oracle ppo (sampled payoffs and approximate "
+                                "exploitability)"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``psro`` command; returns the exit status. The toolkit's own errors
+    (``ToolkitError``) and command-line errors print one line and exit with status 2; anything
+    else is a bug and shows its traceback."""
+    from solvers import ToolkitError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
             _check_positive("--iterations", args.iterations)
         return args.func(args)
-    except (CliError, ValueError) as err:  # ConfigError, GameError, PayoffError, ...
-        print(f"psro {args.command}: error: {err}", file=sys.stderr)
+    except (CliError, ToolkitError) as err:
+        hint = _HINTS.get(type(err).__name__, "")
+        print(f"psro {args.command}: error: {err}{hint}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"psro {args.command}: interrupted; the last checkpoint is kept", file=sys.stderr)

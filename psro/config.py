@@ -1,18 +1,23 @@
-"""Run configuration: a dataclass read from TOML and/or flags, validated on load."""
+"""Run configuration: the one description of a run, read from Python keywords, a TOML file or
+command-line flags, all merged the same way and validated on load."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import solvers
+from psro.errors import ConfigError
+from psro.ppo_config import PPOConfig
 
+OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo")
+"""Fields that are tables of options: an override merges into them key by key."""
 
-class ConfigError(ValueError):
-    """A configuration that cannot run; the message names the field and what is accepted."""
+MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch")
 
 
 @dataclass
@@ -22,7 +27,11 @@ class RunConfig:
     game: str = "kuhn_poker"
     """OpenSpiel game string or catalogue name (`psro games`)."""
     oracle: str = "exact"
-    """Best-response oracle: "exact" (tabular, games small enough to walk) or "ppo"."""
+    """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
+    enough to walk), "ppo", or one registered with `psro.oracles.register`."""
+    oracle_options: dict = field(default_factory=dict)
+    """Options of a registered oracle, checked by its factory ("exact" takes none; "ppo" reads
+    the `ppo` table)."""
     meta_solver: str = "nash"
     """Meta-solver name from `solvers.names()`."""
     meta_solver_options: dict = field(default_factory=dict)
@@ -43,68 +52,79 @@ class RunConfig:
     max_nodes: int = 2_000_000
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
-    """PPO oracle options (fields of psro.ppo.PPOConfig), e.g. {env_steps = 60000}."""
+    """PPO options (fields of psro.ppo_config.PPOConfig), e.g. {env_steps = 60000}: for the
+    "ppo" oracle and for the responses that measure approximate exploitability."""
     monte_carlo: dict = field(default_factory=dict)
     """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
     min_episodes (256), max_episodes (8192), batch (256)."""
+    tensorboard: bool = False
+    """Also write every numeric metric as a TensorBoard scalar under DIR/tensorboard."""
 
     def validate(self) -> RunConfig:
-        from psro.backends import BACKENDS
-        from psro.oracles import ORACLES
-
+        """Check every field; :class:`ConfigError` names the first bad one. Returns self."""
         if not isinstance(self.game, str) or not self.game.strip():
-            raise ConfigError("game must be a non-empty game string")
-        if self.oracle not in ORACLES:
-            raise ConfigError(f"unknown oracle {self.oracle!r}; accepted: {', '.join(ORACLES)}")
-        if not isinstance(self.meta_solver_options, dict):
-            raise ConfigError("meta_solver_options must be a table of option = value")
+            raise ConfigError(f"game must be a non-empty game string; got {self.game!r}")
+        if not isinstance(self.oracle, str) or not self.oracle:
+            raise ConfigError(f"oracle must be an oracle name; got {self.oracle!r}")
+        for name in OPTION_TABLES:
+            if not isinstance(getattr(self, name), dict):
+                raise ConfigError(f"{name} must be a table of option = value; got "
+                                  f"{getattr(self, name)!r}")
         try:
             solvers.get(self.meta_solver, **self.meta_solver_options)
-        except ValueError as err:
+        except solvers.OptionError as err:
             raise ConfigError(str(err)) from None
-        if not isinstance(self.iterations, int) or isinstance(self.iterations, bool) \
-                or self.iterations < 1:
-            raise ConfigError(f"iterations must be a positive integer; got {self.iterations!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ConfigError(f"seed must be a non-negative integer; got {self.seed!r}")
-        for name in ("time_budget_s", "target_exploitability"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, (int, float)) or value <= 0):
-                raise ConfigError(f"{name} must be a positive number; got {value!r}")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"unknown backend {self.backend!r}; accepted: "
-                              f"{', '.join(BACKENDS)}")
-        if self.workers is not None and (not isinstance(self.workers, int)
-                                         or isinstance(self.workers, bool) or self.workers < 1):
-            raise ConfigError(f"workers must be a positive integer (or unset: one per CPU); "
-                              f"got {self.workers!r}")
-        if not isinstance(self.ppo, dict):
-            raise ConfigError("ppo must be a table of PPO option = value")
-        from psro.ppo import PPOConfig
-
-        try:
-            PPOConfig.from_dict(self.ppo)
-        except (TypeError, ValueError) as err:
-            raise ConfigError(str(err)) from None
-        accepted_mc = ("tolerance", "min_episodes", "max_episodes", "batch")
-        if not isinstance(self.monte_carlo, dict):
-            raise ConfigError("monte_carlo must be a table of option = value")
-        unknown = sorted(set(self.monte_carlo) - set(accepted_mc))
+        check_count("iterations", self.iterations)
+        check_count("seed", self.seed, minimum=0)
+        check_positive("time_budget_s", self.time_budget_s)
+        check_positive("target_exploitability", self.target_exploitability)
+        if not isinstance(self.backend, str) or not self.backend:
+            raise ConfigError(f"backend must be a backend name; got {self.backend!r}")
+        if self.workers is not None:
+            check_count("workers", self.workers)
+        check_count("max_nodes", self.max_nodes)
+        PPOConfig.from_dict(self.ppo)
+        unknown = sorted(set(self.monte_carlo) - set(MONTE_CARLO_OPTIONS))
         if unknown:
             raise ConfigError(f"unknown monte_carlo option(s) {', '.join(unknown)}; accepted: "
-                              f"{', '.join(accepted_mc)}")
+                              f"{', '.join(MONTE_CARLO_OPTIONS)}")
         for key, value in self.monte_carlo.items():
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"monte_carlo.{key} must be a positive number; got {value!r}")
-        if not isinstance(self.max_nodes, int) or self.max_nodes < 1:
-            raise ConfigError(f"max_nodes must be a positive integer; got {self.max_nodes!r}")
+            check_positive(f"monte_carlo.{key}", value)
+        if not isinstance(self.tensorboard, bool):
+            raise ConfigError(f"tensorboard must be true or false; got {self.tensorboard!r}")
         return self
+
+    def merged(self, overrides: dict) -> RunConfig:
+        """A copy with ``overrides`` applied: None values are skipped, option tables
+        (``OPTION_TABLES``) merge key by key, every other field is replaced. Unknown keys are a
+        :class:`ConfigError`. The Python constructor, ``--config`` files and command-line flags
+        all go through this."""
+        names = [f.name for f in dataclasses.fields(self)]
+        unknown = sorted(set(overrides) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; accepted: "
+                              f"{', '.join(names)}")
+        changes = {}
+        for key, value in overrides.items():
+            if value is None:
+                continue
+            if key in OPTION_TABLES:
+                if not isinstance(value, dict):
+                    raise ConfigError(f"{key} must be a table of option = value; got {value!r}")
+                value = {**getattr(self, key), **value}
+            changes[key] = value
+        return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "config") -> RunConfig:
+        """Read a config from a mapping (missing keys take their defaults); unknown keys are a
+        :class:`ConfigError` naming ``source``."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source} must hold a table of settings; got "
+                              f"{type(data).__name__}")
         names = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(data) - set(names))
         if unknown:
@@ -119,9 +139,29 @@ class RunConfig:
             data = tomllib.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"config file {path} does not exist") from None
+        except IsADirectoryError:
+            raise ConfigError(f"config file {path} is a directory") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
+        except OSError as err:
+            raise ConfigError(f"config file {path} cannot be read: {err.strerror}") from None
         return cls.from_dict(data, source=str(path))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def check_count(name: str, value, minimum: int = 1) -> None:
+    """``value`` must be an integer (not a bool) of at least ``minimum``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ConfigError(f"{name} must be {kind}; got {value!r}")
+
+
+def check_positive(name: str, value) -> None:
+    """``value`` must be None or a finite number above 0."""
+    if value is None:
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool) \
+            or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive number; got {value!r}")

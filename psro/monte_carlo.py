@@ -1,11 +1,8 @@
 """Monte Carlo payoffs for games too large to walk: batched simulation with confidence
-intervals and adaptive sample counts.
+intervals and adaptive sample counts, on the shared episode engine (:mod:`psro.rollout`).
 
-Each seat is played by an *actor* (anything with ``action_probs(vg, idx, player, obs, mask)``:
-a :class:`~psro.neural.NeuralPolicy`, :class:`~psro.neural.UniformActor` or
-:class:`~psro.neural.TabularActor`). Episodes run ``num_envs`` at a time, with one batched
-forward pass per (seat, actor) group at every step. An actor with ``observes = False`` gets
-``obs=None`` (its observations are not built).
+Each seat is played by *actors* (see :mod:`psro.members`); episodes run ``num_envs`` at a time,
+with one batched forward pass per (seat, actor) group at every step.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from games.simulation import TERMINAL, VectorGame, sample_actions
+from psro.rollout import Rollouts
 
 Z95 = 1.959963984540054
 
@@ -37,27 +34,19 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
     """Play ``episodes`` episodes; at each episode start, seat q's actor is drawn from
     ``seats[q]`` with probabilities ``weights[q]``. Returns per-player sums of returns, sums of
     squared returns, and the episode count (exactly ``episodes``)."""
-    rng = np.random.default_rng(seed)
-    vg = VectorGame(game, min(num_envs, episodes), seed=seed + 1)
-    n, E = vg.num_players, vg.num_envs
-    probs = [np.asarray(w, float) / np.sum(w) for w in weights]
-    choice = np.zeros((E, n), dtype=np.int64)
-
-    def draw(envs):
-        for q in range(n):
-            choice[envs, q] = rng.choice(len(seats[q]), size=len(envs), p=probs[q])
-
-    draw(np.arange(E))
-    started = E
+    games = Rollouts(game, seats, weights, min(num_envs, episodes),
+                     rng=np.random.default_rng(seed), env_seed=seed + 1)
+    n = len(seats)
+    started = games.num_envs
     finished_count = 0
-    active = np.ones(E, dtype=bool)
+    active = np.ones(games.num_envs, dtype=bool)
     total = np.zeros(n)
     total_sq = np.zeros(n)
     while finished_count < episodes:
-        players = vg.current_players()
-        ended = np.flatnonzero((players == TERMINAL) & active)
+        players = games.current_players()
+        ended = games.finished(players, active)
         if ended.size:
-            rets = vg.returns(ended)
+            rets = games.vg.returns(ended)
             total += rets.sum(axis=0)
             total_sq += (rets ** 2).sum(axis=0)
             finished_count += ended.size
@@ -65,28 +54,9 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
             restart, stop = ended[:more], ended[more:]
             active[stop] = False
             started += more
-            if restart.size:
-                vg.reset(restart)
-                draw(restart)
-                players[restart] = [vg.states[i].current_player() for i in restart]
-            players[stop] = TERMINAL
-        for q in range(n):
-            movers = np.flatnonzero((players == q) & active)
-            if not movers.size:
-                continue
-            play_members(vg, movers, q, seats[q], choice[movers, q], rng)
+            games.restart(restart, players)
+        games.play_members(players, active)
     return total, total_sq, finished_count
-
-
-def play_members(vg: VectorGame, movers: np.ndarray, player: int, members: list,
-                 chosen: np.ndarray, rng: np.random.Generator) -> None:
-    """Advance the states ``movers`` (``player`` to move in each) by one sampled action of
-    ``members[chosen[i]]`` in state ``movers[i]``: one ``action_probs`` call per member."""
-    for k in np.unique(chosen):
-        idx = movers[chosen == k]
-        actor = members[k]
-        obs, mask = vg.tensors(idx, player, getattr(actor, "observes", True))
-        vg.step(idx, sample_actions(actor.action_probs(vg, idx, player, obs, mask), rng))
 
 
 def estimate(game, seats: list[list], weights: list[np.ndarray], seed: int,
@@ -109,6 +79,7 @@ def estimate(game, seats: list[list], weights: list[np.ndarray], seed: int,
             return Estimate(mean, se, count)
 
 
-def estimate_profile(game, actors: list, seed: int, **kwargs) -> Estimate:
-    """:func:`estimate` for one pure profile (one actor per seat)."""
-    return estimate(game, [[a] for a in actors], [np.ones(1) for _ in actors], seed, **kwargs)
+def estimate_profile(game, actors: list, seed: int, **options) -> Estimate:
+    """:func:`estimate` for one pure profile (one actor per seat); ``options`` are those of
+    :func:`estimate`."""
+    return estimate(game, [[a] for a in actors], [np.ones(1) for _ in actors], seed, **options)

@@ -10,6 +10,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from psro.errors import RunDirectoryError
+from psro.files import atomic_write_bytes, atomic_write_text
+
 FORMAT_VERSION = 1
 
 
@@ -55,6 +58,8 @@ class NeuralPolicy:
     (a pure strategy; ties go to the lowest action index) instead of sampling from it.
     """
 
+    kind = "neural"
+
     def __init__(self, player: int, net: ActorCritic, metadata: dict, name: str = ""):
         self.player = player
         self.net = net
@@ -80,9 +85,11 @@ class NeuralPolicy:
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
         return self.probs(obs, mask)
 
-    def save(self, path: str | Path) -> None:
-        from psro.runs import atomic_write_bytes, atomic_write_text
+    def actor(self, tree=None) -> NeuralPolicy:
+        """A network plays itself in rollouts."""
+        return self
 
+    def save(self, path: str | Path) -> None:
         path = Path(path)
         atomic_write_bytes(path.with_suffix(".pt"),
                            lambda h: torch.save(self.net.state_dict(), h))
@@ -92,59 +99,27 @@ class NeuralPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> NeuralPolicy:
+        """Read a network written by :meth:`save`. :class:`~psro.errors.RunDirectoryError`
+        names the file when it is missing, corrupt or of another format version."""
         path = Path(path)
         try:
             meta = json.loads(path.with_suffix(".json").read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise ValueError(f"cannot read policy metadata {path.with_suffix('.json')}: {err}") \
-                from None
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{path}: policy format version {meta.get('format_version')!r}; "
-                             f"this toolkit reads {FORMAT_VERSION}")
-        net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]),
-                          tuple(meta["hidden"]))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise RunDirectoryError(f"cannot read policy metadata {path.with_suffix('.json')}: "
+                                    f"{err}") from None
+        if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+            version = meta.get("format_version") if isinstance(meta, dict) else None
+            raise RunDirectoryError(f"{path.with_suffix('.json')}: policy format version "
+                                    f"{version!r}; this toolkit reads {FORMAT_VERSION}")
         try:
+            net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]),
+                              tuple(int(h) for h in meta["hidden"]))
             state = torch.load(path.with_suffix(".pt"), weights_only=True)
             net.load_state_dict(state)
-        except Exception as err:
-            raise ValueError(f"cannot load policy weights {path.with_suffix('.pt')}: {err}") \
+            player = int(meta.pop("player"))
+        except Exception as err:  # missing keys, wrong shapes, unreadable or crafted weights
+            raise RunDirectoryError(f"cannot load policy {path}: {type(err).__name__}: {err}") \
                 from None
-        player = int(meta.pop("player"))
-        name = meta.pop("name", "")
+        name = str(meta.pop("name", ""))
         meta.pop("format_version")
         return cls(player, net, meta, name)
-
-
-def network_of(member) -> NeuralPolicy | None:
-    """The network behind a population member: the member itself, the network a table was
-    read from, or None (uniform or purely tabular members)."""
-    if isinstance(member, NeuralPolicy):
-        return member
-    return getattr(member, "network", None)
-
-
-class UniformActor:
-    """Uniform over legal actions (the initial population member where no tree is walked)."""
-
-    name = "uniform"
-    observes = False  # needs only the legal-action masks
-
-    def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
-        return mask / mask.sum(axis=1, keepdims=True)
-
-
-class TabularActor:
-    """Plays a :class:`psro.policies.TabularPolicy` in batched rollouts (looks up each state's
-    information set in the walked tree)."""
-
-    observes = False  # looks information sets up by their strings
-
-    def __init__(self, tree, policy):
-        self.tree = tree
-        self.probs = policy.probs  # only the table: the network behind it is not needed
-        self.name = policy.name
-
-    def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
-        rows = [self.tree.infoset_index(player, vg.states[i].information_state_string(player))
-                for i in idx]
-        return self.probs[rows]

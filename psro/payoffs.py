@@ -22,6 +22,28 @@ class PayoffTable:
         self.counts = np.zeros((0,) * num_players, dtype=np.int64)
         self.std_errs = np.zeros((num_players,) + (0,) * num_players)
 
+    @classmethod
+    def from_arrays(cls, values: np.ndarray, counts: np.ndarray, std_errs: np.ndarray,
+                    exact: bool) -> PayoffTable:
+        """A table holding these arrays: ``values`` and ``std_errs`` of shape
+        (num_players, K_0, ..., K_{N-1}), ``counts`` of shape (K_0, ..., K_{N-1}).
+        ``ValueError`` when the shapes disagree."""
+        values, std_errs = np.asarray(values, float), np.asarray(std_errs, float)
+        counts = np.asarray(counts, np.int64)
+        if values.ndim != counts.ndim + 1 or values.shape[0] != counts.ndim \
+                or values.shape[1:] != counts.shape or std_errs.shape != values.shape:
+            raise ValueError(f"payoff arrays of shapes {values.shape}, {counts.shape} and "
+                             f"{std_errs.shape} do not form one table")
+        table = cls(counts.ndim, exact)
+        table.values, table.counts, table.std_errs = values, counts, std_errs
+        return table
+
+    def block(self, block: list[slice]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The values, counts and standard errors of one block of profiles."""
+        index = tuple(block)
+        return (self.values[(slice(None),) + index], self.counts[index],
+                self.std_errs[(slice(None),) + index])
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.counts.shape

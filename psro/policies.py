@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from open_spiel.python import policy as os_policy
 
+from games.simulation import observation_tensor
+from psro.members import TabularActor
 from psro.sequence_form import SequenceFormGame
 
 
@@ -25,9 +27,20 @@ class TabularPolicy:
     metadata: dict = field(default_factory=dict)
     network: object = None
     """The neural policy this table was read from (PPO oracle), kept for warm starts."""
+    _plan: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+
+    kind = "tabular"
 
     def realization_plan(self, tree: SequenceFormGame) -> np.ndarray:
-        return tree.realization_plan(self.player, self.probs)
+        """The table's realization plan on ``tree`` (computed once; ``probs`` is not to be
+        changed afterwards)."""
+        if self._plan is None:
+            self._plan = tree.realization_plan(self.player, self.probs)
+        return self._plan
+
+    def actor(self, tree: SequenceFormGame) -> TabularActor:
+        """Plays the table in rollouts (only the table travels, not the network behind it)."""
+        return TabularActor(tree, self.probs, self.name)
 
 
 def from_openspiel(tree: SequenceFormGame, policy: os_policy.Policy, player: int,
@@ -39,7 +52,7 @@ def from_openspiel(tree: SequenceFormGame, policy: os_policy.Policy, player: int
     """
     tree_p = tree.players[player]
     probs = np.zeros((tree_p.num_infosets, tree.num_actions))
-    states = _representative_states(tree, player)
+    states = tree.representative_states(player)
     for i, state in enumerate(states):
         for action, prob in policy.action_probabilities(state, player).items():
             probs[i, action] = prob
@@ -51,10 +64,8 @@ def tabularise(tree: SequenceFormGame, network, player: int, name: str = "",
     """Query a neural policy once at every information set of ``player`` (one batched forward
     pass) so payoffs and exploitability stay exact. Uses information-state tensors, or
     observation tensors where the game has none (as the network was trained on)."""
-    states = _representative_states(tree, player)
-    kind = tree.game.get_type()
-    tensor = "information_state_tensor" if kind.provides_information_state_tensor \
-        else "observation_tensor"
+    states = tree.representative_states(player)
+    tensor = observation_tensor(tree.game)
     obs = np.array([getattr(s, tensor)(player) for s in states], dtype=np.float32)
     mask = np.zeros((len(states), tree.num_actions), dtype=bool)
     for i, legal in enumerate(tree.players[player].legal):
@@ -62,43 +73,6 @@ def tabularise(tree: SequenceFormGame, network, player: int, name: str = "",
     probs = network.probs(obs, mask) if len(states) else np.zeros((0, tree.num_actions))
     return TabularPolicy(player, probs, name=name, metadata=dict(metadata or {}),
                          network=network)
-
-
-def _representative_states(tree: SequenceFormGame, player: int):
-    """One pyspiel state per information set of ``player``, in infoset order (cached)."""
-    cache = tree.__dict__.setdefault("_representatives", {})
-    if player in cache:
-        return cache[player]
-    found: dict[int, object] = {}
-    target = tree.players[player].num_infosets
-
-    def walk(state):
-        if len(found) == target or state.is_terminal():
-            return
-        if state.is_chance_node():
-            for action, prob in state.chance_outcomes():
-                if prob > 0:
-                    walk(state.child(action))
-            return
-        if state.is_simultaneous_node() or state.current_player() == player:
-            index = tree.infoset_index(player, state.information_state_string(player))
-            if index is not None and index not in found:
-                found[index] = state
-        if state.is_simultaneous_node():
-            import itertools
-
-            legal = [state.legal_actions(p) for p in range(tree.num_players)]
-            for joint in itertools.product(*legal):
-                child = state.clone()
-                child.apply_actions(list(joint))
-                walk(child)
-        else:
-            for action in state.legal_actions():
-                walk(state.child(action))
-
-    walk(tree.game.new_initial_state())
-    cache[player] = [found[i] for i in range(target)]
-    return cache[player]
 
 
 def to_openspiel_tabular(tree: SequenceFormGame,
@@ -168,7 +142,3 @@ class MetaPolicy(_PlanPolicy):
     is behaviourally equivalent to sampling one member per episode (OpenSpiel's
     ``PolicyAggregator`` computes the same).
     """
-
-    def mixed_plans(self) -> list[np.ndarray]:
-        """The mixture's realization plan for each player."""
-        return list(self.plans)

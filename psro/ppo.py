@@ -12,115 +12,14 @@ epochs, Adam with linear learning-rate decay and gradient-norm clipping follow C
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from games.simulation import TERMINAL, VectorGame
-from psro.monte_carlo import play_members
 from psro.neural import ActorCritic, NeuralPolicy
-
-
-@dataclass
-class PPOConfig:
-    """PPO hyperparameters; the defaults train good best responses in Kuhn and Leduc poker."""
-
-    env_steps: int = 60_000
-    """Budget per best response in environment steps (decisions of any player)."""
-    num_envs: int = 256
-    """Games played at once (more amortises the per-step Python and torch overhead)."""
-    steps_per_update: int = 1024
-    """Learner decisions collected (in complete episodes) before each update."""
-    epochs: int = 8
-    """Passes over each batch."""
-    minibatches: int = 4
-    """Minibatches per pass."""
-    learning_rate: float = 3e-3
-    """Adam step size, decayed linearly to 0 over the budget."""
-    gamma: float = 1.0
-    """Discount (episodic games: 1)."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip: float = 0.2
-    """Surrogate clipping coefficient."""
-    entropy_coef: float = 0.01
-    """Entropy bonus weight."""
-    value_coef: float = 0.5
-    """Value loss weight."""
-    max_grad_norm: float = 0.5
-    """Gradient-norm clip."""
-    hidden: tuple[int, ...] = (128, 128)
-    """Hidden layer widths of the actor and of the critic."""
-    warm_start: bool = True
-    """Start from the player's previous best response (when there is one)."""
-    self_play: float = 0.0
-    """Probability that an episode's opponents are their newest members instead of w_k."""
-    plateau_patience: int = 0
-    """Stop early after this many updates without the mean return improving (0: never)."""
-    plateau_tol: float = 0.01
-    """Improvement below this does not count for plateau_patience."""
-    scale_returns: bool = True
-    """Train on returns divided by the game's largest absolute utility (so values and value
-    losses are of order 1 whatever the game's stakes; logged returns stay unscaled)."""
-    greedy: bool = True
-    """The new population member plays the network's most probable legal action (a pure
-    strategy, as exact best responses are) instead of sampling from it. The stochastic
-    network remains the warm start of the next best response. Measured on Leduc poker
-    against fixed random opponents (3 seeds, 60,000 env steps): the greedy member is 0.18
-    below the exact best response, the sampled one 0.29."""
-
-    def validate(self) -> PPOConfig:
-        for name in ("warm_start", "scale_returns", "greedy"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"ppo.{name} must be true or false; got "
-                                 f"{getattr(self, name)!r}")
-        for name in ("env_steps", "num_envs", "steps_per_update", "epochs", "minibatches"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"ppo.{name} must be a positive integer; got {value!r}")
-        for name, lo, hi in (("learning_rate", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1),
-                             ("clip", 0, 1), ("entropy_coef", 0, 10), ("value_coef", 0, 10),
-                             ("max_grad_norm", 0, 1e6), ("self_play", 0, 1),
-                             ("plateau_tol", 0, 1e6)):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not lo <= value <= hi:
-                raise ValueError(f"ppo.{name} must be a number in [{lo}, {hi}]; got {value!r}")
-        if not isinstance(self.plateau_patience, int) or self.plateau_patience < 0:
-            raise ValueError(f"ppo.plateau_patience must be a non-negative integer; got "
-                             f"{self.plateau_patience!r}")
-        self.hidden = tuple(int(h) for h in self.hidden)
-        if not self.hidden or min(self.hidden) < 1:
-            raise ValueError(f"ppo.hidden must list positive widths; got {self.hidden!r}")
-        return self
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PPOConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(names))
-        if unknown:
-            raise ValueError(f"unknown PPO option(s) {', '.join(unknown)}; accepted: "
-                             f"{', '.join(names)}")
-        data = dict(data)
-        if "hidden" in data:  # a list, one width, or "64,64" from the command line
-            hidden = data["hidden"]
-            if isinstance(hidden, (int, float)):
-                hidden = [hidden]
-            elif isinstance(hidden, str):
-                hidden = [h for h in hidden.replace(",", " ").split() if h]
-            try:
-                data["hidden"] = tuple(int(h) for h in hidden)
-            except (TypeError, ValueError):
-                raise ValueError(f"ppo.hidden must list layer widths, e.g. [128, 128] or "
-                                 f"'128,128'; got {data['hidden']!r}") from None
-        return cls(**data).validate()
-
-    def to_dict(self) -> dict:
-        out = dataclasses.asdict(self)
-        out["hidden"] = list(self.hidden)
-        return out
+from psro.ppo_config import PPOConfig
+from psro.rollout import Rollouts
 
 
 class _Buffer:
@@ -176,105 +75,108 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
                         metadata: dict | None = None) -> tuple[NeuralPolicy, list[dict]]:
     """Train a PPO best response of ``player`` against the opponents' mixtures.
 
-    ``opponents[q]`` lists player q's population members (anything with
-    ``action_probs(vg, idx, player, obs, mask)``), ``weights[q]`` their meta-strategy; entry
-    ``player`` is ignored. Returns the trained :class:`NeuralPolicy` and one diagnostics row per
-    update (mean return, approx KL, clip fraction, entropy, explained variance, steps/s, ...).
-    Deterministic for a given seed on CPU.
+    ``opponents[q]`` lists player q's population members' actors (see :mod:`psro.members`),
+    ``weights[q]`` their meta-strategy; entry ``player`` is ignored. Returns the trained
+    :class:`NeuralPolicy` and one diagnostics row per update (mean return, approx KL, clip
+    fraction, entropy, explained variance, steps/s, ...). Deterministic for a given seed on
+    CPU. Runs torch with one thread (small networks: fastest and reproducible) and puts the
+    caller's thread count and torch random state back before it returns.
     """
     config.validate()
-    torch.set_num_threads(1)  # small networks: one thread is fastest and reproducible
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
-    vg = VectorGame(game, config.num_envs, seed=seed + 1)
-    net = ActorCritic(vg.obs_size, vg.num_actions, config.hidden)
-    if init is not None and config.warm_start:
-        net.load_state_dict(init.net.state_dict())
-    optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
-    n, E = vg.num_players, vg.num_envs
-    scale = 1.0
-    if config.scale_returns:
-        scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9)
-    probs = [None if q == player else np.asarray(w, float) / np.sum(w)
-             for q, w in enumerate(weights)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return _train(game, player, opponents, weights, config, seed, init, metadata)
+    finally:
+        torch.set_num_threads(threads)
 
-    def draw(envs: np.ndarray) -> None:
-        for q in range(n):
-            if q == player:
-                continue
-            k = len(opponents[q])
-            latest = rng.random(len(envs)) < config.self_play
-            drawn = rng.choice(k, size=len(envs), p=probs[q])
-            choice[envs, q] = np.where(latest, k - 1, drawn)
 
-    choice = np.zeros((E, n), dtype=np.int64)
-    draw(np.arange(E))
-    episode = np.arange(E)  # current episode id of each environment
-    next_episode = E
-    buffer = _Buffer()
-    diagnostics: list[dict] = []
-    env_steps = learner_steps = 0
-    num_updates_planned = max(1, config.env_steps // max(1, config.steps_per_update))
-    best_return, stale = -np.inf, 0
-    start = time.perf_counter()
-    update = 0
-    while env_steps < config.env_steps:
-        collected = 0
-        batch_start = time.perf_counter()
-        batch_env_steps = 0
-        while collected < config.steps_per_update and env_steps < config.env_steps:
-            players = vg.current_players()
-            finished = np.flatnonzero(players == TERMINAL)
+class _Collector:
+    """Plays the learner's seat in the shared rollouts and fills the buffer, counting steps."""
+
+    def __init__(self, games: Rollouts, net: ActorCritic, player: int, scale: float,
+                 gen: torch.Generator):
+        self.games, self.net, self.player, self.scale, self.gen = games, net, player, scale, gen
+        self.buffer = _Buffer()
+        self.episode = np.arange(games.num_envs)  # current episode id of each environment
+        self.next_episode = games.num_envs
+        self.env_steps = self.learner_steps = 0
+
+    def collect(self, steps: int, budget: int) -> int:
+        """Step every game until ``steps`` learner decisions are collected or the env-step
+        ``budget`` is spent; returns the env steps taken."""
+        games, vg, player = self.games, self.games.vg, self.player
+        collected = taken = 0
+        while collected < steps and self.env_steps < budget:
+            players = games.current_players()
+            finished = games.finished(players)
             if finished.size:
-                buffer.end(episode[finished].copy(), vg.returns(finished)[:, player] / scale)
-                episode[finished] = next_episode + np.arange(finished.size)
-                next_episode += finished.size
-                vg.reset(finished)
-                draw(finished)
-                players[finished] = [vg.states[i].current_player() for i in finished]
+                self.buffer.end(self.episode[finished].copy(),
+                                vg.returns(finished)[:, player] / self.scale)
+                self.episode[finished] = self.next_episode + np.arange(finished.size)
+                self.next_episode += finished.size
+                games.restart(finished, players)
             learner = np.flatnonzero(players == player)
             if learner.size:
                 obs, mask = vg.tensors(learner, player)
                 with torch.no_grad():
                     obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
-                    logits = net.logits(obs_t, mask_t)
-                    values = net.value(obs_t).numpy()
+                    logits = self.net.logits(obs_t, mask_t)
+                    values = self.net.value(obs_t).numpy()
                     actions = torch.multinomial(torch.softmax(logits, dim=-1), 1,
-                                                generator=gen).squeeze(1)
+                                                generator=self.gen).squeeze(1)
                     logp = torch.log_softmax(logits, dim=-1).gather(
                         1, actions[:, None])[:, 0].numpy()
                 acts = actions.numpy()
-                buffer.add(episode=episode[learner].copy(), obs=obs, mask=mask, action=acts,
-                           logp=logp, value=values)
+                self.buffer.add(episode=self.episode[learner].copy(), obs=obs, mask=mask,
+                                action=acts, logp=logp, value=values)
                 vg.step(learner, acts)
-                learner_steps += learner.size
+                self.learner_steps += learner.size
                 collected += learner.size
-            for q in range(n):
-                if q == player:
-                    continue
-                movers = np.flatnonzero(players == q)
-                if movers.size:
-                    play_members(vg, movers, q, opponents[q], choice[movers, q], rng)
+            games.play_members(players)
             stepped = int((players >= 0).sum())
-            env_steps += stepped
-            batch_env_steps += stepped
+            self.env_steps += stepped
+            taken += stepped
+        return taken
+
+
+def _train(game, player, opponents, weights, config, seed, init, metadata):
+    rng = np.random.default_rng(seed)
+    seats = [None if q == player else members for q, members in enumerate(opponents)]
+    games = Rollouts(game, seats, [None if q == player else w for q, w in enumerate(weights)],
+                     config.num_envs, rng=rng, env_seed=seed + 1, self_play=config.self_play)
+    net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden)
+    if init is not None and config.warm_start:
+        net.load_state_dict(init.net.state_dict())
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
+    scale = 1.0
+    if config.scale_returns:
+        scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9)
+    learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed))
+    diagnostics: list[dict] = []
+    num_updates_planned = max(1, config.env_steps // max(1, config.steps_per_update))
+    best_return, stale = -np.inf, 0
+    start = time.perf_counter()
+    while learner.env_steps < config.env_steps:
+        batch_start = time.perf_counter()
+        batch_env_steps = learner.collect(config.steps_per_update, config.env_steps)
         collect_s = time.perf_counter() - batch_start
-        batch = buffer.take_complete()
+        batch = learner.buffer.take_complete()
         if batch is None:
-            if env_steps >= config.env_steps:
-                break
             continue
-        update += 1
+        update = len(diagnostics) + 1
         lr = config.learning_rate * max(0.0, 1.0 - (update - 1) / num_updates_planned)
         for group in optimizer.param_groups:
             group["lr"] = lr
         stats = _ppo_update(net, optimizer, batch, config, rng)
         mean_return = float(batch["episode_returns"].mean()) * scale
         elapsed = time.perf_counter() - batch_start
-        stats.update(update=update, env_steps=env_steps, learner_steps=learner_steps,
-                     episodes=int(batch["last"].sum()), mean_return=mean_return,
-                     learning_rate=lr, steps_per_s=batch_env_steps / max(elapsed, 1e-9),
+        stats.update(update=update, env_steps=learner.env_steps,
+                     learner_steps=learner.learner_steps, episodes=int(batch["last"].sum()),
+                     mean_return=mean_return, learning_rate=lr,
+                     steps_per_s=batch_env_steps / max(elapsed, 1e-9),
                      rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
                      wall_s=time.perf_counter() - start)
         diagnostics.append(stats)
@@ -285,9 +187,9 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
                 stale += 1
                 if stale >= config.plateau_patience:
                     break
-    meta = {"obs_shape": list(vg.obs_shape), "num_actions": vg.num_actions,
+    meta = {"obs_shape": list(games.vg.obs_shape), "num_actions": games.vg.num_actions,
             "hidden": list(config.hidden), "ppo": config.to_dict(), "seed": seed,
-            "env_steps": env_steps, "greedy": config.greedy, **(metadata or {})}
+            "env_steps": learner.env_steps, "greedy": config.greedy, **(metadata or {})}
     return NeuralPolicy(player, net, meta), diagnostics
 
 

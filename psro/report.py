@@ -16,37 +16,26 @@ import html
 import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import solvers  # noqa: E402
-from psro.runs import RunDirectory, RunDirectoryError  # noqa: E402
-
-TIME_FIELDS = ("oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s")
+import solvers
+from psro import checkpoint
+from psro.errors import RunDirectoryError
+from psro.loop import TIMING_FIELDS as TIME_FIELDS
 
 
 class RunRecord:
-    """The files of one run directory, read for reporting."""
+    """One run directory, read for reporting (through :mod:`psro.checkpoint`, networks not
+    loaded)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        directory = RunDirectory(self.path)
-        self.config = directory.read_config()
-        self.metrics = directory.read_metrics()
-        if not self.metrics:
-            raise RunDirectoryError(f"{self.path} is a run directory without metrics yet")
-        mixtures_file = self.path / "mixtures.jsonl"
-        self.mixtures = [json.loads(line)["mixtures"] for line in
-                         mixtures_file.read_text().splitlines() if line.strip()] \
-            if mixtures_file.is_file() else []
-        payoffs_file = self.path / "payoffs.npz"
-        self.payoffs = None
-        if payoffs_file.is_file():
-            with np.load(payoffs_file, allow_pickle=False) as data:
-                self.payoffs = {k: data[k] for k in data.files}
+        saved = checkpoint.load(self.path, networks=False)
+        self.config = saved.config.to_dict()
+        self.metrics = saved.state.metrics
+        self.mixtures = [row["mixtures"] for row in saved.state.mixture_history]
+        self.payoffs = {"values": saved.state.table.values}
         self.label = f"{self.path.name}: {self.config.get('game')} / {self.config.get('oracle')}" \
                      f" / {self.config.get('meta_solver')}"
 
@@ -73,10 +62,17 @@ def style_log_axis(ax, xlabel: str, ylabel: str, legend_size: int = 7) -> None:
     ax.legend(fontsize=legend_size)
 
 
+def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, squeeze=True):
+    """A figure and its axes, made without pyplot (so no plotting backend is chosen or
+    changed in the caller's process)."""
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots(rows, cols, squeeze=squeeze)
+
+
 def save_figure(fig, path: Path) -> None:
+    """Lay the figure out and write it (PNG at 110 dpi)."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
@@ -85,7 +81,7 @@ def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
 
 
 def _plot_curves(records: list[RunRecord], x_key: str, path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = new_figure(7, 4.2)
     for rec in records:
         rows = [r for r in rec.metrics if r.get("exploitability") is not None]
         if not rows:
@@ -103,7 +99,7 @@ def _plot_curves(records: list[RunRecord], x_key: str, path: Path) -> None:
 
 
 def _plot_gains(records: list[RunRecord], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = new_figure(7, 4.2)
     for rec in records:
         players = sorted(k for k in rec.metrics[0] if k.startswith("gain_p")
                          and not k.startswith("gain_std"))
@@ -116,7 +112,7 @@ def _plot_gains(records: list[RunRecord], path: Path) -> None:
 
 def _plot_mixtures(rec: RunRecord, path: Path) -> None:
     players = len(rec.mixtures[-1])
-    fig, axes = plt.subplots(1, players, figsize=(4.5 * players, 3.6), squeeze=False)
+    fig, axes = new_figure(4.5 * players, 3.6, 1, players, squeeze=False)
     for p in range(players):
         size = len(rec.mixtures[-1][p])
         table = np.zeros((len(rec.mixtures), size))
@@ -128,16 +124,14 @@ def _plot_mixtures(rec: RunRecord, path: Path) -> None:
         ax.set_ylabel(f"player {p}: weight of member k")
         ax.set_ylim(0, 1)
         ax.set_title(f"meta-strategy, player {p}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _plot_payoffs(rec: RunRecord, path: Path) -> bool:
     if rec.payoffs is None or rec.payoffs["values"].ndim != 3:
         return False
     values = rec.payoffs["values"][0]
-    fig, ax = plt.subplots(figsize=(5.5, 4.6))
+    fig, ax = new_figure(5.5, 4.6)
     image = ax.imshow(values, cmap="RdBu", vmin=-np.abs(values).max(), vmax=np.abs(values).max())
     fig.colorbar(image, ax=ax, label="player 0 payoff")
     x, y = (np.asarray(m) for m in rec.mixtures[-1])
@@ -147,9 +141,7 @@ def _plot_payoffs(rec: RunRecord, path: Path) -> bool:
         ax.axvline(j, color="k", linewidth=0.6, alpha=0.6)
     ax.set_xlabel("player 1 member (support lines: meta-strategy > 1e-6)")
     ax.set_ylabel("player 0 member")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return True
 
 
@@ -179,7 +171,7 @@ def ratings(rec: RunRecord) -> dict | None:
 
 
 def _plot_ratings(rating: dict, path: Path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = new_figure(10, 3.6, 1, 2)
     for ax, key, title in ((axes[0], "elo", "Elo (cross-seat results)"),
                            (axes[1], "nash", "Nash averaging (payoff vs. opponent Nash)")):
         for p, offset in ((0, -0.2), (1, 0.2)):
@@ -188,13 +180,11 @@ def _plot_ratings(rating: dict, path: Path) -> None:
         ax.set_xlabel("population member")
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _plot_time(records: list[RunRecord], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 0.6 + 0.5 * len(records)))
+    fig, ax = new_figure(7, 0.6 + 0.5 * len(records))
     left = np.zeros(len(records))
     for field in TIME_FIELDS:
         vals = np.array([sum(r.get(field) or 0.0 for r in rec.metrics) for rec in records])
@@ -203,9 +193,7 @@ def _plot_time(records: list[RunRecord], path: Path) -> None:
     ax.set_yticks(np.arange(len(records)), [rec.path.name for rec in records])
     ax.set_xlabel("seconds")
     ax.legend(fontsize=7, ncol=4)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _fmt(value) -> str:

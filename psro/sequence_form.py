@@ -17,6 +17,7 @@ responder's information sets (deepest first).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import sys
 from dataclasses import dataclass
@@ -24,13 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyspiel
 
-
-class GameTooLargeError(ValueError):
-    """The game tree exceeds the walk budget; exact methods are not available for it."""
-
-
-class NotPerfectRecallError(ValueError):
-    """An information set is reached by two different own-action histories."""
+from psro.errors import GameTooLargeError, NotPerfectRecallError
 
 
 @dataclass
@@ -95,7 +90,7 @@ class SequenceFormGame:
             self._walk(game.new_initial_state(), 1.0, (0,) * n)
         except RecursionError:
             raise GameTooLargeError(
-                f"{game} is too deep to walk for exact evaluation; use --oracle ppo") from None
+                f"{game} is too deep to walk for exact evaluation") from None
         finally:
             sys.setrecursionlimit(limit)
         self.players = [
@@ -117,6 +112,7 @@ class SequenceFormGame:
         del self._keys, self._legal, self._parent, self._seq_of, self._seq_parent
         del self._seq_infoset, self._seq_action, self._seq_depth, self._leaf_chance
         del self._leaf_seqs, self._leaf_returns
+        self._representatives: dict[int, list[pyspiel.State]] = {}
 
     # -- the walk ---------------------------------------------------------------------------
     def _infoset(self, state: pyspiel.State, player: int, parent_seq: int) -> int:
@@ -149,8 +145,7 @@ class SequenceFormGame:
         if self._nodes > self._max_nodes:
             raise GameTooLargeError(
                 f"{self.game} has more than {self._max_nodes:,} nodes: too large to walk for "
-                f"exact evaluation; use --oracle ppo (sampled payoffs and approximate "
-                f"exploitability)")
+                f"exact evaluation")
         if state.is_terminal():
             self._leaf_chance.append(chance)
             self._leaf_seqs.append(seqs)
@@ -182,6 +177,48 @@ class SequenceFormGame:
         depth = np.array(depth)
         return [np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1)] \
             if depth.size > 1 else []
+
+    # -- information sets -------------------------------------------------------------------
+    def keys_digest(self) -> list[str]:
+        """Per player, a short hash of the information-state keys in index order: tables saved
+        for this tree only fit a tree with the same digest."""
+        return [hashlib.sha256("\n".join(p.keys).encode()).hexdigest()[:16]
+                for p in self.players]
+
+    def representative_states(self, player: int) -> list[pyspiel.State]:
+        """One pyspiel state per information set of ``player``, in infoset order (found by one
+        walk, kept for later calls)."""
+        if player not in self._representatives:
+            self._representatives[player] = self._find_representatives(player)
+        return self._representatives[player]
+
+    def _find_representatives(self, player: int) -> list[pyspiel.State]:
+        found: dict[int, pyspiel.State] = {}
+        target = self.players[player].num_infosets
+        stack = [self.game.new_initial_state()]
+        while stack and len(found) < target:
+            state = stack.pop()
+            if state.is_terminal():
+                continue
+            if state.is_chance_node():
+                stack += [state.child(a) for a, prob in reversed(state.chance_outcomes())
+                          if prob > 0]
+                continue
+            if state.is_simultaneous_node() or state.current_player() == player:
+                index = self.infoset_index(player, state.information_state_string(player))
+                if index is not None and index not in found:
+                    found[index] = state
+            if state.is_simultaneous_node():
+                legal = [state.legal_actions(p) for p in range(self.num_players)]
+                children = []
+                for joint in itertools.product(*legal):
+                    child = state.clone()
+                    child.apply_actions(list(joint))
+                    children.append(child)
+                stack += reversed(children)
+            else:
+                stack += [state.child(a) for a in reversed(state.legal_actions())]
+        return [found[i] for i in range(target)]
 
     # -- policies and plans -----------------------------------------------------------------
     def infoset_index(self, player: int, key: str) -> int | None:

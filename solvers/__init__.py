@@ -20,7 +20,7 @@ from solvers.correlated import (
     correlated_equilibrium,
     correlated_gains,
 )
-from solvers.errors import PayoffError, SolverError
+from solvers.errors import OptionError, PayoffError, SolverError, ToolkitError
 from solvers.heuristics import latest, latest_mix, pfsp, rectified, uniform
 from solvers.iterative import (
     fictitious_play,
@@ -37,17 +37,18 @@ from solvers.metrics import (
     nash_conv,
 )
 from solvers.ratings import NashAveraging, elo_ratings, nash_averaging
-from solvers.registry import get, names, options
+from solvers.registry import get, names, options, register
 from solvers.validation import as_mixtures, as_payoffs, constant_sum
 from solvers.zero_sum import ZERO_SUM_RTOL, ZeroSumSolution, zero_sum_nash
 
 __all__ = [
     "AlphaRank", "CE_RTOL", "CorrelatedEquilibrium", "NASH_RTOL", "NashAveraging",
-    "PayoffError", "SolverError", "ZERO_SUM_RTOL", "ZeroSumSolution", "action_values",
+    "OptionError", "PayoffError", "SolverError", "ToolkitError", "ZERO_SUM_RTOL",
+    "ZeroSumSolution", "action_values",
     "alpharank", "as_mixtures", "as_payoffs", "coarse_correlated_equilibrium", "constant_sum",
     "correlated_equilibrium", "correlated_gains", "deviation_gains", "elo_ratings",
     "equilibria", "expected_payoffs", "exploitability", "fictitious_play", "get", "latest",
     "latest_mix", "lemke_howson", "names", "nash", "nash_averaging", "nash_conv", "options",
-    "pfsp", "projected_replicator_dynamics", "rectified", "regret_matching",
+    "pfsp", "projected_replicator_dynamics", "rectified", "regret_matching", "register",
     "replicator_dynamics", "uniform", "zero_sum_nash",
 ]

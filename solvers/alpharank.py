@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from solvers.errors import OptionError
 from solvers.iterative import _check_positive_int, _check_range
 from solvers.validation import as_payoffs
 
@@ -73,7 +74,7 @@ def alpharank(payoffs, alpha: float = 100.0, population_size: int = 50,
     alpha = _check_range(alpha, "alpha", 0.0, np.inf, lo_open=True)
     m = _check_positive_int(population_size, "population_size")
     if m < 2:
-        raise ValueError("population_size must be at least 2")
+        raise OptionError("population_size must be at least 2")
     perturbation = _check_range(perturbation, "perturbation", 0.0, 1e-3)
     shape = arrays[0].shape
     n_states = int(np.prod(shape))

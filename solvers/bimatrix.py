@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from solvers.errors import SolverError
+from solvers.errors import OptionError, SolverError
 from solvers.lemke_howson import lemke_howson
 from solvers.metrics import nash_conv
 from solvers.validation import PayoffError, as_payoffs, constant_sum, payoff_scale
@@ -169,14 +169,16 @@ def nash(payoffs, method: str = "auto") -> list[np.ndarray]:
 
     Raises
     ------
-    ValueError
-        Bad payoffs, more than two players, an unknown method, or ``"zero_sum"`` on a game that
-        is not constant-sum.
+    PayoffError
+        Bad payoffs, more than two players, or ``"zero_sum"`` on a game that is not
+        constant-sum.
+    OptionError
+        An unknown method.
     SolverError
         No equilibrium within ``NASH_RTOL * max(|A|, |B|)`` NashConv could be found.
     """
     if method not in NASH_METHODS:
-        raise ValueError(f"unknown nash method {method!r}; accepted: {', '.join(NASH_METHODS)}")
+        raise OptionError(f"unknown nash method {method!r}; accepted: {', '.join(NASH_METHODS)}")
     A, B = _bimatrix(payoffs)
     tol = NASH_RTOL * payoff_scale([A, B])
     c = constant_sum([A, B])
@@ -211,7 +213,7 @@ def equilibria(payoffs, method: str = "support_enumeration") -> list[list[np.nda
     Returns a list of ``[x, y]`` pairs, each with NashConv <= ``NASH_RTOL * max(|A|, |B|)``.
     """
     if method not in EQUILIBRIA_METHODS:
-        raise ValueError(
+        raise OptionError(
             f"unknown equilibria method {method!r}; accepted: {', '.join(EQUILIBRIA_METHODS)}"
         )
     A, B = _bimatrix(payoffs)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solvers.errors import SolverError
+from solvers.errors import OptionError, SolverError
 from solvers.selection import select
 from solvers.validation import as_payoffs, payoff_scale
 
@@ -63,7 +63,7 @@ def _deviation_rows(arrays: list[np.ndarray], coarse: bool) -> np.ndarray:
 
 def _solve(payoffs, objective: str, coarse: bool) -> CorrelatedEquilibrium:
     if objective not in OBJECTIVES:
-        raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
+        raise OptionError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     arrays = as_payoffs(payoffs)
     scale = payoff_scale(arrays)
     G = _deviation_rows(arrays, coarse) / scale
@@ -104,7 +104,7 @@ def correlated_gains(payoffs, joint, coarse: bool = False) -> np.ndarray:
     arrays = as_payoffs(payoffs)
     joint = np.asarray(joint, float)
     if joint.shape != arrays[0].shape:
-        raise ValueError(f"joint has shape {joint.shape}; the game has shape {arrays[0].shape}")
+        raise OptionError(f"joint has shape {joint.shape}; the game has shape {arrays[0].shape}")
     if np.any(joint < -1e-12) or abs(joint.sum() - 1) > 1e-6:
-        raise ValueError("joint must be non-negative and sum to 1")
+        raise OptionError("joint must be non-negative and sum to 1")
     return _deviation_rows(arrays, coarse) @ joint.ravel()

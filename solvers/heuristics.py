@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.bimatrix import nash
+from solvers.errors import OptionError
 from solvers.iterative import _check_range
 from solvers.validation import PayoffError, as_payoffs
 
@@ -72,7 +73,7 @@ def pfsp(payoffs, weighting: str = "hard", exponent: float = 2.0) -> list[np.nda
     back to uniform.
     """
     if weighting not in PFSP_WEIGHTINGS:
-        raise ValueError(f"unknown weighting {weighting!r}; accepted: "
+        raise OptionError(f"unknown weighting {weighting!r}; accepted: "
                          f"{', '.join(PFSP_WEIGHTINGS)}")
     exponent = _check_range(exponent, "exponent", 0.0, 1e6, lo_open=True)
     arrays = as_payoffs(payoffs)

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers.errors import OptionError
 from solvers.metrics import action_values
 from solvers.validation import as_payoffs
 
 
 def _check_positive_int(value, name: str) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        raise OptionError(f"{name} must be a positive integer; got {value!r}")
     return int(value)
 
 
@@ -33,10 +34,10 @@ def _check_range(value, name: str, lo: float, hi: float, lo_open: bool = False) 
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number; got {value!r}") from None
+        raise OptionError(f"{name} must be a number; got {value!r}") from None
     if not np.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
         bracket = "(" if lo_open else "["
-        raise ValueError(f"{name} must be in {bracket}{lo}, {hi}]; got {value}")
+        raise OptionError(f"{name} must be in {bracket}{lo}, {hi}]; got {value}")
     return value
 
 
@@ -96,7 +97,7 @@ def _replicator(payoffs, iterations, step, exploration, average_over_last, proje
     step = _check_range(step, "step", 0.0, 1.0, lo_open=True)
     exploration = _check_range(exploration, "exploration", 0.0, 1.0)
     if exploration >= 1.0:
-        raise ValueError("exploration must be below 1")
+        raise OptionError("exploration must be below 1")
     average_over_last = _check_range(average_over_last, "average_over_last", 0.0, 1.0,
                                      lo_open=True)
     scale = max(float(np.abs(a).max()) for a in arrays) or 1.0

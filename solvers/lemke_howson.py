@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.errors import SolverError
+from solvers.errors import OptionError, SolverError
 
 
 class _Tableau:
@@ -89,7 +89,7 @@ def lemke_howson(A: np.ndarray, B: np.ndarray, initial_label: int = 0,
     """
     n, m = A.shape
     if not 0 <= initial_label < n + m:
-        raise ValueError(f"initial_label must be in [0, {n + m}); got {initial_label}")
+        raise OptionError(f"initial_label must be in [0, {n + m}); got {initial_label}")
     # Shift to strictly positive payoffs and rescale to about 1: equilibria are unchanged.
     A = A - A.min() + 1.0
     A = A / A.max()

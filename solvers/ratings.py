@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import minimize
 
+from solvers.errors import OptionError
 from solvers.selection import select
 from solvers.validation import PayoffError, _as_float_array
 from solvers.zero_sum import _as_matrix, zero_sum_nash
@@ -46,7 +47,7 @@ def elo_ratings(matrix, kind: str = "win_rate", observed=None) -> np.ndarray:
         if W.min() < 0 or W.max() > 1:
             raise PayoffError("win rates must lie in [0, 1]; pass kind='payoff' for payoffs")
     else:
-        raise ValueError(f"unknown kind {kind!r}; accepted: win_rate, payoff")
+        raise OptionError(f"unknown kind {kind!r}; accepted: win_rate, payoff")
     n = W.shape[0]
     if n == 1:
         return np.zeros(1)

@@ -1,7 +1,8 @@
 """Meta-solvers by name: ``get(name, **options)`` returns ``f(payoffs) -> mixtures``.
 
 Configs and the command line name meta-solvers by string. Options are checked when the solver
-is made: an unknown name, an unknown option or a bad option value raises ``ValueError`` that
+is made: an unknown name, an unknown option or a bad option value raises
+:class:`~solvers.OptionError` (a ``ValueError``) that
 lists what is accepted, so a misspelt option is never ignored silently.
 """
 
@@ -20,13 +21,14 @@ from solvers.correlated import (
     coarse_correlated_equilibrium,
     correlated_equilibrium,
 )
+from solvers.errors import OptionError
 
 MetaSolver = Callable[..., list[np.ndarray]]
 
 
 def _check_choice(value, name: str, choices) -> None:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+        raise OptionError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
 
 
 def _nash(method: str = "auto") -> MetaSolver:
@@ -139,6 +141,19 @@ DESCRIPTIONS = {
 }
 
 
+def register(name: str, factory: Callable[..., MetaSolver], description: str = "") -> None:
+    """Make ``factory(**options) -> f(payoffs) -> mixtures`` available as meta-solver
+    ``name``: :func:`get` then checks options against the factory's keyword arguments and
+    wraps the result, so it runs under ``meta_solver = "name"`` like a built-in. Registering a
+    taken name is an :class:`OptionError`."""
+    if not isinstance(name, str) or not name:
+        raise OptionError(f"a meta-solver name must be a non-empty string; got {name!r}")
+    if name in _FACTORIES:
+        raise OptionError(f"meta-solver {name!r} is already registered")
+    _FACTORIES[name] = factory
+    DESCRIPTIONS[name] = description or name
+
+
 def names() -> tuple[str, ...]:
     """Every meta-solver name that :func:`get` accepts."""
     return tuple(_FACTORIES)
@@ -152,7 +167,7 @@ def options(name: str) -> dict[str, object]:
 
 def _factory(name: str):
     if not isinstance(name, str) or name not in _FACTORIES:
-        raise ValueError(f"unknown meta-solver {name!r}; accepted: {', '.join(_FACTORIES)}")
+        raise OptionError(f"unknown meta-solver {name!r}; accepted: {', '.join(_FACTORIES)}")
     return _FACTORIES[name]
 
 
@@ -169,7 +184,7 @@ def get(name: str, **opts) -> MetaSolver:
     unknown = sorted(set(opts) - set(accepted))
     if unknown:
         listed = ", ".join(f"{k} (default {v!r})" for k, v in accepted.items()) or "none"
-        raise ValueError(f"unknown option(s) {', '.join(unknown)} for meta-solver {name!r}; "
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for meta-solver {name!r}; "
                          f"accepted: {listed}")
     solver = factory(**opts)
 

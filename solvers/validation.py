@@ -14,12 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from solvers.errors import PayoffError
+
 MIXTURE_SUM_TOL = 1e-6
 """How far from 1 a supplied mixture may sum before it is refused."""
-
-
-class PayoffError(ValueError):
-    """Payoffs or mixtures that no solver can accept; the message says what is wrong."""
 
 
 def _as_float_array(value, what: str) -> np.ndarray:

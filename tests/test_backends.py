@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from psro.backends import LocalBackend, ProcessBackend, make_backend
+from psro.backends import LocalBackend, ProcessBackend, Task, make_backend
+from psro.errors import ConfigError
 from psro.neural import ActorCritic
 
 
@@ -20,8 +21,8 @@ def pool():
 
 def test_processes_return_what_local_returns_in_task_order(pool):
     tasks = [(np.arange(n),) for n in range(1, 7)]
-    local = LocalBackend().map(np.cumsum, tasks)
-    remote = pool.map(np.cumsum, tasks)
+    local = LocalBackend().run([Task(np.cumsum, a) for a in tasks])
+    remote = pool.run([Task(np.cumsum, a) for a in tasks])
     assert len(remote) == 6
     for a, b in zip(local, remote, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -29,21 +30,21 @@ def test_processes_return_what_local_returns_in_task_order(pool):
 
 def test_task_errors_are_raised_by_map(pool):
     with pytest.raises(ValueError, match="invalid literal"):
-        pool.map(int, [("1",), ("not a number",)])
+        pool.run([Task(int, ("1",)), Task(int, ("not a number",))])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/fd")
 def test_returned_networks_hold_no_file_descriptors(pool):
-    pool.map(ActorCritic, [(4, 2), (4, 2)])  # workers started
+    pool.run([Task(ActorCritic, (4, 2))] * 2)  # workers started
     before = len(os.listdir("/proc/self/fd"))
-    networks = pool.map(ActorCritic, [(30, 3, (16,))] * 40)  # 480 tensors, all kept alive
+    networks = pool.run([Task(ActorCritic, (30, 3, (16,)))] * 40)  # 480 tensors, all kept alive
     after = len(os.listdir("/proc/self/fd"))
     assert len(networks) == 40 and after - before < 10
 
 
 def test_unknown_backend_and_bad_worker_counts():
-    with pytest.raises(ValueError, match="unknown backend 'ray'; accepted: local, processes"):
+    with pytest.raises(ConfigError, match="unknown backend 'ray'; accepted: local, processes"):
         make_backend("ray")
-    with pytest.raises(ValueError, match="workers must be a positive integer"):
-        ProcessBackend(workers=-1)
-    assert ProcessBackend().workers == os.cpu_count()
+    for workers in (-1, 0, 2.5, True):
+        with pytest.raises(ConfigError, match="workers must be a positive integer"):
+            make_backend("processes", workers)

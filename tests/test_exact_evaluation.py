@@ -84,5 +84,5 @@ def test_tabular_conversion_refuses_shared_keys():
 
 
 def test_too_large_game_refused_quickly():
-    with pytest.raises(GameTooLargeError, match="--oracle ppo"):
+    with pytest.raises(GameTooLargeError, match="more than 500 nodes"):
         SequenceFormGame(pyspiel.load_game("leduc_poker"), max_nodes=500)

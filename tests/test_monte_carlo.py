@@ -6,11 +6,11 @@ import pytest
 
 import psro
 from psro import monte_carlo
-from psro.neural import TabularActor
 from psro.policies import TabularPolicy, tabularise
 from psro.sequence_form import SequenceFormGame
 
-TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s"}
+TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
+          "write_s"}
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_confidence_intervals_cover_exact_values_at_the_stated_rate(kuhn):
     game, tree = kuhn
     profile = _random_profile(tree, 0)
     exact = tree.expected_returns([m.realization_plan(tree) for m in profile])[0]
-    actors = [TabularActor(tree, m) for m in profile]
+    actors = [m.actor(tree) for m in profile]
     covered = 0
     trials = 60
     for seed in range(trials):
@@ -46,7 +46,7 @@ def test_confidence_intervals_cover_exact_values_at_the_stated_rate(kuhn):
 
 def test_adaptive_sampling_stops_at_tolerance_or_cap(kuhn):
     game, tree = kuhn
-    actors = [TabularActor(tree, m) for m in _random_profile(tree, 1)]
+    actors = [m.actor(tree) for m in _random_profile(tree, 1)]
     est = monte_carlo.estimate_profile(game, actors, 0, tolerance=0.05, max_episodes=100_000)
     assert est.half_width.max() <= 0.05 and est.count < 100_000
     capped = monte_carlo.estimate_profile(game, actors, 0, tolerance=1e-6, max_episodes=1024)
@@ -64,7 +64,7 @@ def test_psro_with_sampled_payoffs_and_approximate_exploitability(kuhn, tmp_path
     game, tree = kuhn
     run = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "run")
     rows = run.run(iterations=2)
-    assert run.mode == "monte_carlo" and run.tree is None
+    assert run.evaluator.name == "sampled" and run.tree is None
     assert all(r["exploitability"] is None for r in rows[:-1])
     last = rows[-1]
     assert last["exploitability_kind"] == "approximate_lower_bound"

@@ -9,12 +9,14 @@ import pytest
 import psro
 from games import load
 from games.simulation import VectorGame
-from psro.neural import NeuralPolicy, TabularActor, UniformActor
+from psro.members import UniformMember
+from psro.neural import NeuralPolicy
 from psro.policies import TabularPolicy, tabularise
 from psro.ppo import PPOConfig, train_best_response
 from psro.sequence_form import SequenceFormGame
 
-TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s"}
+TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
+          "write_s"}
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,7 @@ def test_ppo_learns_best_response_to_fixed_kuhn_policy(kuhn):
     plan = opponent.realization_plan(tree)
     _, best_value = tree.best_response(0, [None, plan])
     network, diagnostics = train_best_response(
-        game, 0, [None, [TabularActor(tree, opponent)]], [None, np.ones(1)],
+        game, 0, [None, [opponent.actor(tree)]], [None, np.ones(1)],
         PPOConfig(env_steps=30_000), seed=0)
     learned = tabularise(tree, network, 0)
     value = tree.expected_returns([learned.realization_plan(tree), plan])[0]
@@ -57,7 +59,7 @@ def test_masking_never_plays_illegal_actions(monkeypatch):
         original(self, idx, actions)
 
     monkeypatch.setattr(VectorGame, "step", checked_step)
-    network, _ = train_best_response(game, 1, [[UniformActor()], None], [np.ones(1), None],
+    network, _ = train_best_response(game, 1, [[UniformMember(0)], None], [np.ones(1), None],
                                      PPOConfig(env_steps=3000, num_envs=16,
                                                steps_per_update=256), seed=1)
     assert not illegal
@@ -71,7 +73,7 @@ def test_masking_never_plays_illegal_actions(monkeypatch):
 
 def test_greedy_member_plays_the_most_probable_legal_action():
     game = pyspiel.load_game("leduc_poker")
-    sampled, _ = train_best_response(game, 0, [None, [UniformActor()]], [None, np.ones(1)],
+    sampled, _ = train_best_response(game, 0, [None, [UniformMember(1)]], [None, np.ones(1)],
                                      PPOConfig(env_steps=3000, num_envs=16, steps_per_update=256,
                                                greedy=False), seed=4)
     assert not sampled.greedy
@@ -90,7 +92,7 @@ def test_scaled_returns_train_the_same_policy_whatever_the_stakes():
     runs = []
     for stakes in (1, 100):
         game = load(f"biased_rps(a={stakes},b={3 * stakes},c={2 * stakes})").pyspiel_game
-        runs.append(train_best_response(game, 0, [None, [UniformActor()]], [None, np.ones(1)],
+        runs.append(train_best_response(game, 0, [None, [UniformMember(1)]], [None, np.ones(1)],
                                         PPOConfig(env_steps=2000, num_envs=32,
                                                   steps_per_update=256, greedy=False), seed=6))
     (small, small_log), (large, large_log) = runs
@@ -103,7 +105,7 @@ def test_scaled_returns_train_the_same_policy_whatever_the_stakes():
 
 def test_save_load_round_trip(tmp_path, kuhn):
     game, tree = kuhn
-    network, _ = train_best_response(game, 1, [[UniformActor()], None], [np.ones(1), None],
+    network, _ = train_best_response(game, 1, [[UniformMember(0)], None], [np.ones(1), None],
                                      PPOConfig(env_steps=2000), seed=2,
                                      metadata={"game": "kuhn_poker"})
     network.save(tmp_path / "member")
@@ -155,7 +157,7 @@ def test_ppo_run_is_deterministic_resumes_exactly_and_backends_agree(tmp_path):
     full.run(iterations=3)
     part = psro.PSRO(config.game, config=config, out=tmp_path / "b")
     part.run(iterations=1)
-    with open(tmp_path / "b" / "ppo_log.jsonl", "a") as log:  # killed after logging an
+    with open(tmp_path / "b" / "oracle_log.jsonl", "a") as log:  # killed after logging an
         log.write('{"iteration": 2, "update": 1}\n{"iterat')    # update, before the checkpoint
     resumed = psro.PSRO.resume(tmp_path / "b")
     resumed.use_backend("processes", workers=2)  # both players' oracles in parallel
@@ -164,13 +166,14 @@ def test_ppo_run_is_deterministic_resumes_exactly_and_backends_agree(tmp_path):
     saved = psro.RunConfig.from_dict(json.loads((tmp_path / "a" / "config.json").read_text()))
     assert saved.ppo == {**PPOConfig().to_dict(), **SMALL, "env_steps": 3000}  # all written
     assert (tmp_path / "b" / "networks" / "player1_member3.pt").is_file()
-    log = (tmp_path / "b" / "ppo_log.jsonl").read_text().splitlines()
+    log = (tmp_path / "b" / "oracle_log.jsonl").read_text().splitlines()
     speed = {"steps_per_s", "rollout_steps_per_s", "wall_s"}
 
     def updates(rows):
         return [{k: v for k, v in r.items() if k not in speed} for r in rows]
 
-    assert updates(json.loads(row) for row in log) == updates(json.loads(json.dumps(full.ppo_log)))
+    assert updates(json.loads(row) for row in log) == \
+        updates(json.loads(json.dumps(full.oracle_log)))
 
 
 def test_load_run_of_a_ppo_run_on_a_simultaneous_game(tmp_path):

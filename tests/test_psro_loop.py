@@ -6,9 +6,10 @@ import pytest
 from open_spiel.python.algorithms import expected_game_score, exploitability
 
 import psro
-from psro.runs import RunDirectoryError
+from psro.errors import RunDirectoryError
 
-TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s"}
+TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
+          "write_s"}
 
 
 def _numbers(rows):
@@ -97,14 +98,15 @@ def test_load_run_and_meta_policy(tmp_path):
     meta = loaded.meta_policy()
     value = expected_game_score.policy_value(game.new_initial_state(), [meta, meta])
     assert value[0] == pytest.approx(-1 / 18, abs=1e-9)
-    for name in ["config.json", "metrics.csv", "metrics.jsonl", "mixtures.jsonl", "payoffs.npz",
-                 "population.npz", "population.json", "checkpoint.npz"]:
+    for name in ["config.json", "run.json", "metrics.csv", "metrics.jsonl", "mixtures.jsonl",
+                 "oracle_log.jsonl"]:
         assert (tmp_path / name).is_file()
+    assert len(list((tmp_path / "iterations").glob("*.npz"))) == 11
 
 
 def test_corrupt_checkpoint_is_refused_and_left_untouched(tmp_path):
     psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path).run(iterations=2)
-    checkpoint = tmp_path / "checkpoint.npz"
+    checkpoint = tmp_path / "iterations" / "000002.npz"
     checkpoint.write_bytes(checkpoint.read_bytes()[:200])
     before = checkpoint.read_bytes()
     with pytest.raises(RunDirectoryError, match="corrupt"):

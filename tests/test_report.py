@@ -6,8 +6,8 @@ import pytest
 
 import psro
 from psro.cli import main
+from psro.errors import RunDirectoryError
 from psro.report import write_report
-from psro.runs import RunDirectoryError
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -61,7 +61,10 @@ def test_report_errors(runs, tmp_path, capsys):
     assert (runs / "nash" / "report" / "report.html").is_file()
 
 
-def test_tensorboard_scalars_when_installed(tmp_path):
+def test_tensorboard_scalars_are_opt_in(tmp_path):
     pytest.importorskip("tensorboard")
-    psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path).run(iterations=2)
-    assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
+    psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path / "off").run(iterations=2)
+    assert not (tmp_path / "off" / "tensorboard").exists()
+    psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path / "on",
+              tensorboard=True).run(iterations=2)
+    assert list((tmp_path / "on" / "tensorboard").glob("events.out.tfevents.*"))

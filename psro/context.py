@@ -1,0 +1,52 @@
+"""What every part of a run is built from: the config, the loaded game, the game as it is
+played, and its walked tree where it is small enough."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyspiel
+
+from games import Game, load
+from games.simulation import turn_based
+from psro.config import RunConfig
+from psro.errors import GameTooLargeError
+from psro.sequence_form import SequenceFormGame
+
+
+@dataclass
+class GameContext:
+    """A run's game, built once and shared by its parts.
+
+    ``play_game`` is the game the oracle plays: the game itself, or its turn-based version for
+    oracles that play through batched rollouts (simultaneous moves become sequential moves the
+    players cannot see). ``tree`` is the sequence form of ``play_game``, or None where it has
+    more than ``config.max_nodes`` nodes; ``walk_error`` then says why.
+    """
+
+    config: RunConfig
+    game: Game
+    play_game: pyspiel.Game
+    tree: SequenceFormGame | None
+    walk_error: str | None = None
+
+    @classmethod
+    def build(cls, config: RunConfig, turn_based_play: bool) -> GameContext:
+        """Load ``config.game`` and walk it (``GameError`` for a bad spec)."""
+        game = load(config.game)
+        play = turn_based(game.pyspiel_game) if turn_based_play else game.pyspiel_game
+        try:
+            return cls(config, game, play, SequenceFormGame(play, max_nodes=config.max_nodes))
+        except GameTooLargeError as err:
+            return cls(config, game, play, None, str(err))
+
+    @property
+    def num_players(self) -> int:
+        return self.play_game.num_players()
+
+    def require_tree(self, purpose: str) -> SequenceFormGame:
+        """The walked tree; :class:`GameTooLargeError` naming ``purpose`` when there is none."""
+        if self.tree is None:
+            raise GameTooLargeError(f"game {self.config.game!r} is too large for {purpose}: "
+                                    f"{self.walk_error}")
+        return self.tree

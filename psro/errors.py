@@ -1,0 +1,34 @@
+"""The errors ``psro`` raises on purpose. Each derives from :class:`solvers.ToolkitError` (as do
+``games.GameError``, ``solvers.PayoffError``, ``solvers.OptionError`` and
+``solvers.SolverError``), so ``except ToolkitError`` separates a refused input or a failed solve
+from a bug. Messages name what was wrong and what is accepted; they never mention command-line
+flags (the CLI adds those hints)."""
+
+from __future__ import annotations
+
+from solvers.errors import ToolkitError
+
+
+class ConfigError(ToolkitError, ValueError):
+    """A configuration that cannot run; the message names the field and what is accepted."""
+
+
+class RunDirectoryError(ToolkitError, ValueError):
+    """A directory that is not a run, or whose files are corrupt or incompatible."""
+
+
+class MetaSolverError(ToolkitError, RuntimeError):
+    """The meta-solver failed on the payoff table during a run (numerically, not because of a
+    setting); the checkpoint of the previous iteration is kept."""
+
+
+class GameTooLargeError(ToolkitError, ValueError):
+    """The game tree exceeds the walk budget; exact methods are not available for it."""
+
+
+class NotPerfectRecallError(ToolkitError, ValueError):
+    """An information set is reached by two different own-action histories."""
+
+
+__all__ = ["ConfigError", "GameTooLargeError", "MetaSolverError", "NotPerfectRecallError",
+           "RunDirectoryError", "ToolkitError"]

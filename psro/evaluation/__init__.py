@@ -1,0 +1,55 @@
+"""Evaluators: fill the payoff table for new members and measure a meta-policy's
+exploitability.
+
+An evaluator has
+
+- ``name``: ``"exact"`` or ``"sampled"`` (recorded in the run directory);
+- ``initial_members()``: iteration 0's population, one uniform member per player;
+- ``extend(table, populations, backend) -> int``: evaluate the profiles that are new since
+  ``table`` was last grown, grow it, and return how many entries were evaluated;
+- ``measure(populations, mixtures, table) -> dict``: the metrics of the meta-policy (the same
+  keys every iteration);
+- ``finish(state, backend) -> dict | None``: metrics that are measured once, when a run stops,
+  to update its last row (the sampled lower bound), or None.
+
+:func:`make_evaluator` picks the exact one where the game's tree was walked.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from psro.backends import Backend
+from psro.context import GameContext
+from psro.payoffs import PayoffTable
+from psro.state import RunState
+
+
+class Evaluator(Protocol):
+    name: str
+
+    def initial_members(self) -> list: ...
+
+    def extend(self, table: PayoffTable, populations: list[list], backend: Backend) -> int: ...
+
+    def measure(self, populations: list[list], mixtures: list[np.ndarray],
+                table: PayoffTable) -> dict: ...
+
+    def finish(self, state: RunState, backend: Backend) -> dict | None: ...
+
+
+def make_evaluator(context: GameContext) -> Evaluator:
+    """Exact (sequence-form) evaluation where the tree was walked, else sampled (Monte
+    Carlo, with the approximate exploitability measured when the run stops)."""
+    if context.tree is not None:
+        from psro.evaluation.exact import ExactEvaluator
+
+        return ExactEvaluator(context.tree)
+    from psro.evaluation.sampled import SampledEvaluator
+
+    return SampledEvaluator(context)
+
+
+__all__ = ["Evaluator", "make_evaluator"]

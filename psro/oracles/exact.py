@@ -1,0 +1,51 @@
+"""The exact best response: a deterministic tabular policy by one backward pass over the
+sequence form."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from psro.backends import Task
+from psro.context import GameContext
+from psro.errors import ConfigError
+from psro.evaluation.exact import PlanStack
+from psro.oracles import Response
+from psro.policies import TabularPolicy
+from psro.sequence_form import SequenceFormGame
+
+
+def exact_best_response(tree: SequenceFormGame, player: int,
+                        plans: list[np.ndarray]) -> tuple[np.ndarray, float]:
+    """A pure task: the deterministic best response of ``player`` to the other players' mixed
+    realization plans, and its value."""
+    return tree.best_response(player, plans)
+
+
+class ExactOracle:
+    """Exact, deterministic tabular best responses, one per player, against the other players'
+    meta-policy. Needs the walked tree."""
+
+    name = "exact"
+
+    def __init__(self, tree: SequenceFormGame):
+        self.tree = tree
+        self.stack = PlanStack(tree)
+
+    @classmethod
+    def build(cls, context: GameContext) -> ExactOracle:
+        if context.config.oracle_options:
+            raise ConfigError(f"the exact oracle takes no options; got "
+                              f"{', '.join(context.config.oracle_options)}")
+        return cls(context.require_tree("the exact oracle"))
+
+    def tasks(self, iteration: int, populations: list[list],
+              mixtures: list[np.ndarray]) -> list[Task]:
+        mixed = self.stack.mixed(populations, mixtures)
+        return [Task(exact_best_response, (self.tree, p, mixed))
+                for p in range(self.tree.num_players)]
+
+    def responses(self, iteration: int, results: list) -> list[Response]:
+        return [Response(TabularPolicy(p, probs, name=f"br_p{p}_it{iteration}",
+                                       metadata={"iteration": iteration, "oracle": self.name,
+                                                 "br_value": value}))
+                for p, (probs, value) in enumerate(results)]

@@ -1,0 +1,80 @@
+"""The PPO best response (:mod:`psro.ppo`), one training task per player."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from psro.backends import Task
+from psro.context import GameContext
+from psro.errors import ConfigError
+from psro.members import network_of
+from psro.oracles import Response
+from psro.policies import tabularise
+from psro.ppo_config import PPOConfig
+from psro.seeds import derive_seed
+from psro.sequence_form import SequenceFormGame
+
+
+def ppo_best_response(*args):
+    """A pure task: :func:`psro.ppo.train_best_response` (imported in the worker)."""
+    from psro.ppo import train_best_response
+
+    return train_best_response(*args)
+
+
+class PPOOracle:
+    """PPO best responses against opponents drawn per episode from the meta-strategy.
+
+    Player p's seed at iteration k is derived from the run seed, k and p, so a resumed run
+    trains exactly the networks an uninterrupted one would. With ``warm_start`` the player's
+    previous network is the starting point. Where the game's tree was walked, each network is
+    tabularised (queried once at every information set) so payoffs and exploitability stay
+    exact; the member is then a table that keeps its network for warm starts.
+    """
+
+    name = "ppo"
+
+    def __init__(self, game, tree: SequenceFormGame | None, config: PPOConfig, run_seed: int):
+        self.game = game
+        self.tree = tree
+        self.config = config
+        self.run_seed = run_seed
+
+    @classmethod
+    def build(cls, context: GameContext) -> PPOOracle:
+        if context.config.oracle_options:
+            raise ConfigError(f"the ppo oracle reads its options from the ppo table, not "
+                              f"oracle_options; got {', '.join(context.config.oracle_options)}")
+        return cls(context.play_game, context.tree, PPOConfig.from_dict(context.config.ppo),
+                   context.config.seed)
+
+    def tasks(self, iteration: int, populations: list[list],
+              mixtures: list[np.ndarray]) -> list[Task]:
+        actors = [[m.actor(self.tree) for m in pop] for pop in populations]
+        tasks = []
+        for p, pop in enumerate(populations):
+            previous = next((network_of(m) for m in reversed(pop)
+                             if network_of(m) is not None), None)
+            tasks.append(Task(ppo_best_response, (
+                self.game, p, actors, mixtures, self.config,
+                derive_seed(self.run_seed, iteration, p), previous, {"iteration": iteration})))
+        return tasks
+
+    def responses(self, iteration: int, results: list) -> list[Response]:
+        out = []
+        for p, (network, diagnostics) in enumerate(results):
+            last = diagnostics[-1] if diagnostics else {}
+            name = f"ppo_p{p}_it{iteration}"
+            metadata = {"iteration": iteration, "oracle": self.name,
+                        "env_steps": network.metadata.get("env_steps"),
+                        "final_mean_return": last.get("mean_return")}
+            if self.tree is None:
+                network.name = name
+                network.metadata.update(metadata)
+                member = network
+            else:
+                member = tabularise(self.tree, network, p, name=name, metadata=metadata)
+            out.append(Response(member, int(network.metadata.get("env_steps", 0)),
+                                [{"iteration": iteration, "player": p, **d}
+                                 for d in diagnostics]))
+        return out

@@ -1,0 +1,107 @@
+"""PPO hyperparameters (no torch here, so configs validate without importing it)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from psro.errors import ConfigError
+
+
+@dataclass
+class PPOConfig:
+    """PPO hyperparameters; the defaults train good best responses in Kuhn and Leduc poker."""
+
+    env_steps: int = 60_000
+    """Budget per best response in environment steps (decisions of any player)."""
+    num_envs: int = 256
+    """Games played at once (more amortises the per-step Python and torch overhead)."""
+    steps_per_update: int = 1024
+    """Learner decisions collected (in complete episodes) before each update."""
+    epochs: int = 8
+    """Passes over each batch."""
+    minibatches: int = 4
+    """Minibatches per pass."""
+    learning_rate: float = 3e-3
+    """Adam step size, decayed linearly to 0 over the budget."""
+    gamma: float = 1.0
+    """Discount (episodic games: 1)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip: float = 0.2
+    """Surrogate clipping coefficient."""
+    entropy_coef: float = 0.01
+    """Entropy bonus weight."""
+    value_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient-norm clip."""
+    hidden: tuple[int, ...] = (128, 128)
+    """Hidden layer widths of the actor and of the critic."""
+    warm_start: bool = True
+    """Start from the player's previous best response (when there is one)."""
+    self_play: float = 0.0
+    """Probability that an episode's opponents are their newest members instead of w_k."""
+    plateau_patience: int = 0
+    """Stop early after this many updates without the mean return improving (0: never)."""
+    plateau_tol: float = 0.01
+    """Improvement below this does not count for plateau_patience."""
+    scale_returns: bool = True
+    """Train on returns divided by the game's largest absolute utility (so values and value
+    losses are of order 1 whatever the game's stakes; logged returns stay unscaled)."""
+    greedy: bool = True
+    """The new population member plays the network's most probable legal action (a pure
+    strategy, as exact best responses are) instead of sampling from it. The stochastic
+    network remains the warm start of the next best response. Measured on Leduc poker
+    against fixed random opponents (3 seeds, 60,000 env steps): the greedy member is 0.18
+    below the exact best response, the sampled one 0.29."""
+
+    def validate(self) -> PPOConfig:
+        for name in ("warm_start", "scale_returns", "greedy"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"ppo.{name} must be true or false; got "
+                                 f"{getattr(self, name)!r}")
+        for name in ("env_steps", "num_envs", "steps_per_update", "epochs", "minibatches"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"ppo.{name} must be a positive integer; got {value!r}")
+        for name, lo, hi in (("learning_rate", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1),
+                             ("clip", 0, 1), ("entropy_coef", 0, 10), ("value_coef", 0, 10),
+                             ("max_grad_norm", 0, 1e6), ("self_play", 0, 1),
+                             ("plateau_tol", 0, 1e6)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not lo <= value <= hi:
+                raise ConfigError(f"ppo.{name} must be a number in [{lo}, {hi}]; got {value!r}")
+        if not isinstance(self.plateau_patience, int) or self.plateau_patience < 0:
+            raise ConfigError(f"ppo.plateau_patience must be a non-negative integer; got "
+                             f"{self.plateau_patience!r}")
+        self.hidden = tuple(int(h) for h in self.hidden)
+        if not self.hidden or min(self.hidden) < 1:
+            raise ConfigError(f"ppo.hidden must list positive widths; got {self.hidden!r}")
+        return self
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PPOConfig:
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown PPO option(s) {', '.join(unknown)}; accepted: "
+                             f"{', '.join(names)}")
+        data = dict(data)
+        if "hidden" in data:  # a list, one width, or "64,64" from the command line
+            hidden = data["hidden"]
+            if isinstance(hidden, (int, float)):
+                hidden = [hidden]
+            elif isinstance(hidden, str):
+                hidden = [h for h in hidden.replace(",", " ").split() if h]
+            try:
+                data["hidden"] = tuple(int(h) for h in hidden)
+            except (TypeError, ValueError):
+                raise ConfigError(f"ppo.hidden must list layer widths, e.g. [128, 128] or "
+                                 f"'128,128'; got {data['hidden']!r}") from None
+        return cls(**data).validate()
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["hidden"] = list(self.hidden)
+        return out
