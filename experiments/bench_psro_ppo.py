@@ -1,7 +1,8 @@
 """Benchmark: PSRO with the PPO oracle on Kuhn and Leduc poker; rollout speed.
 
-Run: ``python experiments/bench_psro_ppo.py [--kuhn-seconds 600] [--leduc-seconds 3600]
-[--out runs/bench_ppo] [--backend processes|local]``. Prints exploitability (exact, via
+Run: ``python experiments/bench_psro_ppo.py [--quick] [--kuhn-seconds 600]
+[--leduc-seconds 3600] [--out runs/bench_ppo] [--backend processes|local]``; ``--quick`` gives
+Kuhn 120 s and Leduc 600 s. Prints exploitability (exact, via
 tabularisation) against wall time and environment steps, and the rollout engine's environment
 steps per second beside plain pyspiel random playouts of the same game (the limit), measured in
 this process.
@@ -133,8 +134,10 @@ def run_psro_v2_rl(game_name: str, episodes_per_br: int, seconds: float) -> list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kuhn-seconds", type=float, default=600.0)
-    parser.add_argument("--leduc-seconds", type=float, default=3600.0)
+    parser.add_argument("--kuhn-seconds", type=float, default=None, help="default 600")
+    parser.add_argument("--leduc-seconds", type=float, default=None, help="default 3600")
+    parser.add_argument("--quick", action="store_true",
+                        help="Kuhn 120 s and Leduc 600 s (unless given)")
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--out", default=None, help="also write the run directories here")
     parser.add_argument("--skip-leduc", action="store_true")
@@ -148,6 +151,10 @@ def main() -> None:
     parser.add_argument("--psro-v2-only", action="store_true",
                         help="only the psro_v2 RL-oracle run")
     args = parser.parse_args()
+    if args.kuhn_seconds is None:
+        args.kuhn_seconds = 120.0 if args.quick else 600.0
+    if args.leduc_seconds is None:
+        args.leduc_seconds = 600.0 if args.quick else 3600.0
     if args.psro_v2 or args.psro_v2_only:
         # Same per-best-response budget: our default 60,000 env steps are about this many
         # Kuhn episodes (measured: mean decisions per episode under the PPO learner).

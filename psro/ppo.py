@@ -7,7 +7,8 @@ batched over all environments where the learner is to move, and over the environ
 opponent member. Only the learner's decisions are trained on; an episode's reward is the
 learner's return at its end. GAE, clipped surrogate, value loss, entropy bonus, minibatch
 epochs, Adam with linear learning-rate decay and gradient-norm clipping follow CleanRL's
-``ppo.py``.
+``ppo.py``. The learning rate falls linearly with the fraction of the env-step budget spent
+(every player's decisions, the unit of ``env_steps``), so the last update runs near 0.
 """
 
 from __future__ import annotations
@@ -156,18 +157,18 @@ def _train(game, player, opponents, weights, config, seed, init, metadata):
         scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9)
     learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed))
     diagnostics: list[dict] = []
-    num_updates_planned = max(1, config.env_steps // max(1, config.steps_per_update))
     best_return, stale = -np.inf, 0
     start = time.perf_counter()
     while learner.env_steps < config.env_steps:
         batch_start = time.perf_counter()
+        used = learner.env_steps / config.env_steps  # budget fraction spent before this batch
         batch_env_steps = learner.collect(config.steps_per_update, config.env_steps)
         collect_s = time.perf_counter() - batch_start
         batch = learner.buffer.take_complete()
         if batch is None:
             continue
         update = len(diagnostics) + 1
-        lr = config.learning_rate * max(0.0, 1.0 - (update - 1) / num_updates_planned)
+        lr = config.learning_rate * max(0.0, 1.0 - used)
         for group in optimizer.param_groups:
             group["lr"] = lr
         stats = _ppo_update(net, optimizer, batch, config, rng)

@@ -23,7 +23,7 @@ class PPOConfig:
     minibatches: int = 4
     """Minibatches per pass."""
     learning_rate: float = 3e-3
-    """Adam step size, decayed linearly to 0 over the budget."""
+    """Adam step size, decayed linearly to 0 with the fraction of env_steps spent."""
     gamma: float = 1.0
     """Discount (episodic games: 1)."""
     gae_lambda: float = 0.95

@@ -26,7 +26,7 @@ class Rollouts:
 
     def __init__(self, game, seats: list[list | None], weights: list[np.ndarray | None],
                  num_envs: int, rng: np.random.Generator, env_seed: int,
-                 self_play: float | None = None):
+                 self_play: float = 0.0):
         self.vg = VectorGame(game, num_envs, seed=env_seed)
         self.rng = rng
         self.seats = seats
@@ -46,12 +46,10 @@ class Rollouts:
             if members is None:
                 continue
             k = len(members)
-            if self.self_play is None:
-                self.choice[envs, q] = self.rng.choice(k, size=len(envs), p=self.probs[q])
-            else:
-                latest = self.rng.random(len(envs)) < self.self_play
-                drawn = self.rng.choice(k, size=len(envs), p=self.probs[q])
-                self.choice[envs, q] = np.where(latest, k - 1, drawn)
+            drawn = self.rng.choice(k, size=len(envs), p=self.probs[q])
+            if self.self_play > 0:
+                drawn = np.where(self.rng.random(len(envs)) < self.self_play, k - 1, drawn)
+            self.choice[envs, q] = drawn
 
     def current_players(self) -> np.ndarray:
         """Player to move in each game (``TERMINAL`` for finished ones)."""

@@ -186,3 +186,17 @@ def test_load_run_of_a_ppo_run_on_a_simultaneous_game(tmp_path):
     state = tree.game.new_initial_state()
     probs = loaded.meta_policy().action_probabilities(state)
     assert sum(probs.values()) == pytest.approx(1.0)
+
+
+def test_learning_rate_decays_to_zero_over_the_env_step_budget():
+    """The rate anneals on the fraction of env_steps spent (every player's decisions), so in a
+    two-player game it ends near 0, not near half its start."""
+    game = pyspiel.load_game("kuhn_poker")
+    config = PPOConfig(env_steps=20_000, steps_per_update=1024)
+    _, log = train_best_response(game, 0, [None, [UniformMember(1)]], [None, np.ones(1)],
+                                 config, seed=0)
+    rates = [d["learning_rate"] for d in log]
+    assert rates[0] == config.learning_rate
+    assert rates[-1] < 0.15 * config.learning_rate  # one batch of ~2,300 env steps remains
+    spent = [0] + [d["env_steps"] for d in log[:-1]]
+    np.testing.assert_allclose(rates, config.learning_rate * (1 - np.array(spent) / 20_000))
