@@ -9,14 +9,11 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import psro  # noqa: E402
-from psro.report import save_figure, style_log_axis, write_report  # noqa: E402
+from psro.figures import new_figure, save_figure, style_log_axis  # noqa: E402
+from psro.report import write_report  # noqa: E402
 
 
 def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) -> dict:
@@ -47,7 +44,7 @@ def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) 
 def curves_figure(groups: dict[str, dict[str, list[dict]]], path: Path, key: str = "exploitability",
                   ylabel: str = "exploitability") -> None:
     """One panel per group (e.g. per game), one curve per run, log scale."""
-    fig, axes = plt.subplots(1, len(groups), figsize=(4.6 * len(groups), 3.8), squeeze=False)
+    fig, axes = new_figure(4.6 * len(groups), 3.8, 1, len(groups), squeeze=False)
     for ax, (title, runs) in zip(axes[0], groups.items(), strict=True):
         for label, rows in runs.items():
             pts = [(r["iteration"], r[key]) for r in rows if r.get(key) is not None]

@@ -24,9 +24,7 @@ are read as they are, and converted to records when resumed.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +32,14 @@ import numpy as np
 
 from psro.config import RunConfig
 from psro.errors import ConfigError, RunDirectoryError
-from psro.files import atomic_write_bytes, atomic_write_text
+from psro.files import (
+    append_bytes,
+    atomic_write_bytes,
+    atomic_write_text,
+    checksum,
+    csv_rows,
+    jsonl,
+)
 from psro.legacy import LEGACY_VERSIONS, load_legacy
 from psro.members import network_of
 from psro.payoffs import PayoffTable
@@ -48,49 +53,6 @@ VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
 
 def _record_path(directory: Path, iteration: int) -> Path:
     return Path(directory) / "iterations" / f"{iteration:06d}.npz"
-
-
-def _jsonl(rows: list[dict]) -> bytes:
-    return "".join(json.dumps(r) + "\n" for r in rows).encode()
-
-
-def _csv_cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def _csv(rows: list[dict], header: bool) -> bytes:
-    if not rows:
-        return b""
-    fields = list(rows[0])
-    lines = [",".join(fields)] if header else []
-    lines += [",".join(_csv_cell(row.get(k)) for k in fields) for row in rows]
-    return ("\n".join(lines) + "\n").encode()
-
-
-def _checksum(meta: dict, arrays: dict[str, np.ndarray]) -> str:
-    digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
-    for key in sorted(arrays):
-        digest.update(key.encode())
-        digest.update(np.ascontiguousarray(arrays[key]).tobytes())
-    return digest.hexdigest()
-
-
-def _append(path: Path, data: bytes, keep: int) -> int:
-    """Cut ``path`` to its first ``keep`` bytes, append ``data`` and return the new length.
-    The file is created by the run and never followed through a symbolic link."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        if os.fstat(fd).st_size != keep:
-            os.ftruncate(fd, keep)
-        os.lseek(fd, keep, os.SEEK_SET)
-        os.write(fd, data)
-        return keep + len(data)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -173,10 +135,10 @@ class RunWriter:
             arrays[f"block{b}_counts"] = counts
             arrays[f"block{b}_std_errs"] = errors
         row = state.metrics[k]
-        data = {"metrics.jsonl": _jsonl([row]), "metrics.csv": _csv([row], header=k == 0),
-                "mixtures.jsonl": _jsonl([state.mixture_history[k]]),
-                "oracle_log.jsonl": _jsonl(state.oracle_log[log_rows_before:log_rows])}
-        views_after = {name: _append(self.path / name, data[name], views_before[name])
+        data = {"metrics.jsonl": jsonl([row]), "metrics.csv": csv_rows([row], header=k == 0),
+                "mixtures.jsonl": jsonl([state.mixture_history[k]]),
+                "oracle_log.jsonl": jsonl(state.oracle_log[log_rows_before:log_rows])}
+        views_after = {name: append_bytes(self.path / name, data[name], views_before[name])
                        for name in VIEWS}
         meta = {"format_version": FORMAT_VERSION, "iteration": k, "sizes": list(sizes),
                 "sizes_before": list(sizes_before), "members": members, "metrics": row,
@@ -186,7 +148,7 @@ class RunWriter:
                 "oracle_log_rows": log_rows,
                 "oracle_log_rows_before": log_rows_before, "views_before": views_before,
                 "views": views_after}
-        meta["checksum"] = _checksum(meta, arrays)
+        meta["checksum"] = checksum(meta, arrays)
         payload = {"meta": np.array(json.dumps(meta)), **arrays}
         atomic_write_bytes(_record_path(self.path, k), lambda h: np.savez(h, **payload))
         self.last = _Saved(k, tuple(sizes_before), sizes, views_before, views_after,
@@ -232,10 +194,10 @@ class SavedRun:
         if self.format_version in LEGACY_VERSIONS:
             writer.convert(self.state, self.manifest)
             return writer
-        rebuilt = {"metrics.jsonl": lambda: _jsonl(self.state.metrics),
-                   "metrics.csv": lambda: _csv(self.state.metrics, header=True),
-                   "mixtures.jsonl": lambda: _jsonl(self.state.mixture_history),
-                   "oracle_log.jsonl": lambda: _jsonl(self.state.oracle_log)}
+        rebuilt = {"metrics.jsonl": lambda: jsonl(self.state.metrics),
+                   "metrics.csv": lambda: csv_rows(self.state.metrics, header=True),
+                   "mixtures.jsonl": lambda: jsonl(self.state.mixture_history),
+                   "oracle_log.jsonl": lambda: jsonl(self.state.oracle_log)}
         log_rows = len(self.state.oracle_log)  # fewer than recorded if the log was cut
         self.last.log_rows_after = min(self.last.log_rows_after, log_rows)
         self.last.log_rows_before = min(self.last.log_rows_before, log_rows)
@@ -244,7 +206,7 @@ class SavedRun:
             if path.is_symlink():
                 path.unlink()
             if path.is_file() and path.stat().st_size >= length:
-                _append(path, b"", length)
+                append_bytes(path, b"", length)
             else:
                 data = rebuilt[name]()
                 atomic_write_bytes(path, lambda h, d=data: h.write(d))
@@ -303,11 +265,11 @@ def _read_records(path: Path) -> list[tuple[dict, dict[str, np.ndarray]]]:
             with np.load(file, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
             meta = json.loads(str(arrays.pop("meta")))
-            checksum = meta.pop("checksum")
+            expected = meta.pop("checksum")
         except Exception as err:  # zipfile, OSError, ValueError, KeyError, JSON errors
             raise RunDirectoryError(f"record {file} is corrupt and was left untouched: "
                                     f"{type(err).__name__}: {err}") from None
-        if _checksum(meta, arrays) != checksum:
+        if checksum(meta, arrays) != expected:
             raise RunDirectoryError(f"record {file} does not match its checksum (changed after "
                                     f"it was written); it was left untouched")
         if meta.get("iteration") != len(records):

@@ -1,13 +1,18 @@
-"""Atomic file writes: a killed process leaves either the old file or the new one, never a
-half-written one."""
+"""File writing for run directories: atomic replacement (a killed process leaves the old file
+or the new one, never a half-written one), appends that never follow links, JSON lines, CSV
+rows and checksums."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
+
+import numpy as np
 
 
 def atomic_write_bytes(path: Path, write: Callable[[BinaryIO], object]) -> None:
@@ -31,3 +36,50 @@ def atomic_write_bytes(path: Path, write: Callable[[BinaryIO], object]) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """:func:`atomic_write_bytes` for UTF-8 text."""
     atomic_write_bytes(path, lambda h: h.write(text.encode()))
+
+
+def jsonl(rows: list[dict]) -> bytes:
+    """One JSON object per line."""
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def csv_cell(value) -> str:
+    """A CSV cell: empty for None, ``repr`` for floats (exact round trip)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def csv_rows(rows: list[dict], header: bool) -> bytes:
+    """CSV lines of ``rows`` with the first row's keys as columns (and a header line)."""
+    if not rows:
+        return b""
+    fields = list(rows[0])
+    lines = [",".join(fields)] if header else []
+    lines += [",".join(csv_cell(row.get(k)) for k in fields) for row in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def checksum(meta: dict, arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 over a JSON-able dict and named arrays (their bytes in key order)."""
+    digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    for key in sorted(arrays):
+        digest.update(key.encode())
+        digest.update(np.ascontiguousarray(arrays[key]).tobytes())
+    return digest.hexdigest()
+
+
+def append_bytes(path: Path, data: bytes, keep: int) -> int:
+    """Cut ``path`` to its first ``keep`` bytes, append ``data`` and return the new length.
+    The file is created by the run and never followed through a symbolic link."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        if os.fstat(fd).st_size != keep:
+            os.ftruncate(fd, keep)
+        os.lseek(fd, keep, os.SEEK_SET)
+        os.write(fd, data)
+        return keep + len(data)
+    finally:
+        os.close(fd)

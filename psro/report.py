@@ -17,10 +17,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from matplotlib.figure import Figure
 
 import solvers
-from psro import checkpoint
+from psro import checkpoint, figures
 from psro.errors import RunDirectoryError
 from psro.loop import TIMING_FIELDS as TIME_FIELDS
 
@@ -49,102 +48,6 @@ class RunRecord:
         return its, vals, approx
 
 
-def _positive(values: np.ndarray) -> np.ndarray:
-    return np.maximum(values, 1e-16)
-
-
-def style_log_axis(ax, xlabel: str, ylabel: str, legend_size: int = 7) -> None:
-    """Log-scale y axis with labels, grid and legend: the look of every curve figure."""
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=legend_size)
-
-
-def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, squeeze=True):
-    """A figure and its axes, made without pyplot (so no plotting backend is chosen or
-    changed in the caller's process)."""
-    fig = Figure(figsize=(width, height))
-    return fig, fig.subplots(rows, cols, squeeze=squeeze)
-
-
-def save_figure(fig, path: Path) -> None:
-    """Lay the figure out and write it (PNG at 110 dpi)."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-
-
-def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
-    style_log_axis(ax, xlabel, ylabel)
-    save_figure(fig, path)
-
-
-def _plot_curves(records: list[RunRecord], x_key: str, path: Path) -> None:
-    fig, ax = new_figure(7, 4.2)
-    for rec in records:
-        rows = [r for r in rec.metrics if r.get("exploitability") is not None]
-        if not rows:
-            continue
-        x = np.array([r[x_key] for r in rows], dtype=float)
-        y = _positive(np.array([r["exploitability"] for r in rows], dtype=float))
-        approx = np.array([r.get("exploitability_kind") == "approximate_lower_bound"
-                           for r in rows])
-        line, = ax.plot(x[~approx], y[~approx], marker=".", label=rec.label)
-        if approx.any():
-            ax.plot(x[approx], y[approx], linestyle="none", marker="o", markerfacecolor="none",
-                    color=line.get_color(), label=f"{rec.label} (approximate: lower bound)")
-    _save_log_plot(fig, ax, "iteration" if x_key == "iteration" else "wall time (s)",
-                   "exploitability (NashConv / players)", path)
-
-
-def _plot_gains(records: list[RunRecord], path: Path) -> None:
-    fig, ax = new_figure(7, 4.2)
-    for rec in records:
-        players = sorted(k for k in rec.metrics[0] if k.startswith("gain_p")
-                         and not k.startswith("gain_std"))
-        for key in players:
-            its, vals, approx = rec.series(key)
-            if len(its):
-                ax.plot(its, _positive(vals), marker=".", label=f"{rec.label}: {key[5:]}")
-    _save_log_plot(fig, ax, "iteration", "best-response gain per player", path)
-
-
-def _plot_mixtures(rec: RunRecord, path: Path) -> None:
-    players = len(rec.mixtures[-1])
-    fig, axes = new_figure(4.5 * players, 3.6, 1, players, squeeze=False)
-    for p in range(players):
-        size = len(rec.mixtures[-1][p])
-        table = np.zeros((len(rec.mixtures), size))
-        for t, mix in enumerate(rec.mixtures):
-            table[t, :len(mix[p])] = mix[p]
-        ax = axes[0, p]
-        ax.stackplot(np.arange(len(rec.mixtures)), table.T, linewidth=0.2)
-        ax.set_xlabel("iteration")
-        ax.set_ylabel(f"player {p}: weight of member k")
-        ax.set_ylim(0, 1)
-        ax.set_title(f"meta-strategy, player {p}", fontsize=9)
-    save_figure(fig, path)
-
-
-def _plot_payoffs(rec: RunRecord, path: Path) -> bool:
-    if rec.payoffs is None or rec.payoffs["values"].ndim != 3:
-        return False
-    values = rec.payoffs["values"][0]
-    fig, ax = new_figure(5.5, 4.6)
-    image = ax.imshow(values, cmap="RdBu", vmin=-np.abs(values).max(), vmax=np.abs(values).max())
-    fig.colorbar(image, ax=ax, label="player 0 payoff")
-    x, y = (np.asarray(m) for m in rec.mixtures[-1])
-    for i in np.flatnonzero(x > 1e-6):
-        ax.axhline(i, color="k", linewidth=0.6, alpha=0.6)
-    for j in np.flatnonzero(y > 1e-6):
-        ax.axvline(j, color="k", linewidth=0.6, alpha=0.6)
-    ax.set_xlabel("player 1 member (support lines: meta-strategy > 1e-6)")
-    ax.set_ylabel("player 0 member")
-    save_figure(fig, path)
-    return True
-
-
 def ratings(rec: RunRecord) -> dict | None:
     """Elo and Nash-averaging ratings of a two-player zero-sum population (else None).
 
@@ -170,32 +73,6 @@ def ratings(rec: RunRecord) -> dict | None:
             "nash_p1": averaging.col_ratings}
 
 
-def _plot_ratings(rating: dict, path: Path) -> None:
-    fig, axes = new_figure(10, 3.6, 1, 2)
-    for ax, key, title in ((axes[0], "elo", "Elo (cross-seat results)"),
-                           (axes[1], "nash", "Nash averaging (payoff vs. opponent Nash)")):
-        for p, offset in ((0, -0.2), (1, 0.2)):
-            vals = rating[f"{key}_p{p}"]
-            ax.bar(np.arange(len(vals)) + offset, vals, width=0.4, label=f"player {p}")
-        ax.set_xlabel("population member")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-    save_figure(fig, path)
-
-
-def _plot_time(records: list[RunRecord], path: Path) -> None:
-    fig, ax = new_figure(7, 0.6 + 0.5 * len(records))
-    left = np.zeros(len(records))
-    for field in TIME_FIELDS:
-        vals = np.array([sum(r.get(field) or 0.0 for r in rec.metrics) for rec in records])
-        ax.barh(np.arange(len(records)), vals, left=left, label=field[:-2])
-        left += vals
-    ax.set_yticks(np.arange(len(records)), [rec.path.name for rec in records])
-    ax.set_xlabel("seconds")
-    ax.legend(fontsize=7, ncol=4)
-    save_figure(fig, path)
-
-
 def _fmt(value) -> str:
     if value is None:
         return "n/a"
@@ -207,39 +84,57 @@ def _fmt(value) -> str:
 def write_report(run_dirs: list[str | Path], out: str | Path) -> tuple[Path, Path]:
     """Write ``report.md``, ``report.html`` and the PNG figures into ``out``.
 
-    Raises :class:`~psro.runs.RunDirectoryError` (a ``ValueError``) naming any argument that
-    is not a run directory. Returns the paths of the two reports.
+    Raises :class:`~psro.errors.RunDirectoryError` naming any argument that is not a run
+    directory. Returns the paths of the two reports.
     """
     if not run_dirs:
         raise RunDirectoryError("give at least one run directory")
     records = [RunRecord(d) for d in run_dirs]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    figures: list[tuple[str, str]] = []
-    _plot_curves(records, "iteration", out / "exploitability_iteration.png")
-    figures.append(("Exploitability by iteration", "exploitability_iteration.png"))
-    _plot_curves(records, "wall_time_s", out / "exploitability_time.png")
-    figures.append(("Exploitability by wall time", "exploitability_time.png"))
-    _plot_gains(records, out / "gains.png")
-    figures.append(("Per-player best-response gains (NashConv terms)", "gains.png"))
+    shown, sections = _draw_figures(records, out)
+    md = _summary_markdown(records)
+    for title, file in shown:
+        md += [f"## {title}", "", f"![{title}]({file})", ""]
+    for rec, own, rating in sections:
+        md += _run_markdown(rec, own, rating)
+    md_path = out / "report.md"
+    md_path.write_text("\n".join(md))
+    html_path = out / "report.html"
+    html_path.write_text(_markdown_to_html(md, out))
+    return md_path, html_path
+
+
+def _draw_figures(records: list[RunRecord], out: Path) -> tuple[list, list]:
+    """The figures of all runs together, and each run's own figures and ratings."""
+    shown: list[tuple[str, str]] = []
+    figures.plot_curves(records, "iteration", out / "exploitability_iteration.png")
+    shown.append(("Exploitability by iteration", "exploitability_iteration.png"))
+    figures.plot_curves(records, "wall_time_s", out / "exploitability_time.png")
+    shown.append(("Exploitability by wall time", "exploitability_time.png"))
+    figures.plot_gains(records, out / "gains.png")
+    shown.append(("Per-player best-response gains (NashConv terms)", "gains.png"))
     sections = []
     for k, rec in enumerate(records):
         name = f"run{k}"
         own = []
         if rec.mixtures:
-            _plot_mixtures(rec, out / f"{name}_mixtures.png")
+            figures.plot_mixtures(rec, out / f"{name}_mixtures.png")
             own.append(("Meta-strategy by iteration", f"{name}_mixtures.png"))
-        if _plot_payoffs(rec, out / f"{name}_payoffs.png"):
+        if figures.plot_payoffs(rec, out / f"{name}_payoffs.png"):
             own.append(("Final payoff table (player 0), meta-strategy support marked",
                         f"{name}_payoffs.png"))
         rating = ratings(rec)
         if rating is not None:
-            _plot_ratings(rating, out / f"{name}_ratings.png")
+            figures.plot_ratings(rating, out / f"{name}_ratings.png")
             own.append(("Ratings of the population", f"{name}_ratings.png"))
         sections.append((rec, own, rating))
-    _plot_time(records, out / "time.png")
-    figures.append(("Where the time went", "time.png"))
+    figures.plot_time(records, out / "time.png")
+    shown.append(("Where the time went", "time.png"))
+    return shown, sections
 
+
+def _summary_markdown(records: list[RunRecord]) -> list[str]:
     md = ["# PSRO report", ""]
     md += ["| run | game | oracle | meta-solver | iterations | final exploitability | kind | "
            "wall time (s) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -254,36 +149,33 @@ def write_report(run_dirs: list[str | Path], out: str | Path) -> tuple[Path, Pat
            for rec in records for r in rec.metrics):
         md += ["Approximate exploitability (games too large to walk) is a lower bound: a "
                "trained best response's gain, estimated by Monte Carlo.", ""]
-    for title, file in figures:
-        md += [f"## {title}", "", f"![{title}]({file})", ""]
-    for rec, own, rating in sections:
-        md += [f"## Run {rec.path.name}", "", f"Directory: `{rec.path}`", "", "Config:", "",
-               "| key | value |", "| --- | --- |"]
-        md += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(rec.config.items())]
-        md += ["", "Time spent (s):", "", "| part | seconds |", "| --- | --- |"]
-        md += [f"| {f[:-2]} | {sum(r.get(f) or 0.0 for r in rec.metrics):.3f} |"
-               for f in TIME_FIELDS]
+    return md
+
+
+def _run_markdown(rec: RunRecord, own: list, rating: dict | None) -> list[str]:
+    md = [f"## Run {rec.path.name}", "", f"Directory: `{rec.path}`", "", "Config:", "",
+          "| key | value |", "| --- | --- |"]
+    md += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(rec.config.items())]
+    md += ["", "Time spent (s):", "", "| part | seconds |", "| --- | --- |"]
+    md += [f"| {f[:-2]} | {sum(r.get(f) or 0.0 for r in rec.metrics):.3f} |"
+           for f in TIME_FIELDS]
+    md.append("")
+    md += ["| iteration | population | exploitability | nash_conv | wall_time_s |",
+           "| --- | --- | --- | --- | --- |"]
+    md += [f"| {r['iteration']} | {r['population_size']} | {_fmt(r.get('exploitability'))} "
+           f"| {_fmt(r.get('nash_conv'))} | {_fmt(r.get('wall_time_s'))} |"
+           for r in rec.metrics]
+    md.append("")
+    if rating is not None:
+        md += ["Ratings (member: Elo / Nash averaging):", ""]
+        for p in (0, 1):
+            cells = ", ".join(f"{i}: {e:.0f} / {a:.3g}" for i, (e, a) in enumerate(
+                zip(rating[f"elo_p{p}"], rating[f"nash_p{p}"], strict=True)))
+            md.append(f"- player {p}: {cells}")
         md.append("")
-        md += ["| iteration | population | exploitability | nash_conv | wall_time_s |",
-               "| --- | --- | --- | --- | --- |"]
-        md += [f"| {r['iteration']} | {r['population_size']} | {_fmt(r.get('exploitability'))} "
-               f"| {_fmt(r.get('nash_conv'))} | {_fmt(r.get('wall_time_s'))} |"
-               for r in rec.metrics]
-        md.append("")
-        if rating is not None:
-            md += ["Ratings (member: Elo / Nash averaging):", ""]
-            for p in (0, 1):
-                cells = ", ".join(f"{i}: {e:.0f} / {a:.3g}" for i, (e, a) in enumerate(
-                    zip(rating[f"elo_p{p}"], rating[f"nash_p{p}"], strict=True)))
-                md.append(f"- player {p}: {cells}")
-            md.append("")
-        for title, file in own:
-            md += [f"### {title}", "", f"![{title}]({file})", ""]
-    md_path = out / "report.md"
-    md_path.write_text("\n".join(md))
-    html_path = out / "report.html"
-    html_path.write_text(_markdown_to_html(md, out))
-    return md_path, html_path
+    for title, file in own:
+        md += [f"### {title}", "", f"![{title}]({file})", ""]
+    return md
 
 
 def _markdown_to_html(lines: list[str], folder: Path) -> str:

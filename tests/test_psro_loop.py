@@ -1,5 +1,7 @@
 """End-to-end exact PSRO: convergence, n players, incremental tables, resume, load_run."""
 
+import json
+
 import numpy as np
 import pyspiel
 import pytest
@@ -80,6 +82,7 @@ def test_resume_after_kill_gives_identical_numbers(tmp_path):
         killed.run(iterations=8)
     resumed = psro.PSRO.resume(tmp_path / "killed")
     assert resumed.iteration == 4
+    resumed.use_backend("processes", workers=2)  # the other backend: same numbers
     resumed.run(iterations=8)
     assert _numbers(resumed.metrics) == _numbers(full.metrics)
     loaded = psro.load_run(tmp_path / "killed")
@@ -115,3 +118,30 @@ def test_corrupt_checkpoint_is_refused_and_left_untouched(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(RunDirectoryError, match="not a run directory"):
         psro.PSRO.resume(tmp_path / "empty")
+
+
+def test_kill_9_at_any_moment_resumes_to_the_same_numbers(tmp_path):
+    """A real SIGKILL while the run writes: whatever it leaves, the resume ends with the
+    numbers of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    full = psro.PSRO("leduc_poker", "exact", "nash").run(iterations=200)
+    out = tmp_path / "killed"
+    for delay in (2.0, 2.5):  # kill twice, at different moments
+        proc = subprocess.Popen([sys.executable, "-m", "psro.cli", "run", "--game",
+                                 "leduc_poker", "--iterations", "200", "--quiet", "--out",
+                                 str(out)] + (["--resume"] if out.exists() else []),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    resumed = psro.PSRO.resume(out)
+    assert 0 < resumed.iteration < 200
+    resumed.run(iterations=200)
+    assert _numbers(resumed.metrics) == _numbers(full)
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iteration"] for line in lines] == list(range(201))
