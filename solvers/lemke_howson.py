@@ -103,11 +103,8 @@ def lemke_howson(A: np.ndarray, B: np.ndarray, initial_label: int = 0,
     Q = _Tableau(B.T, xs, ss)  # B^T x + s = 1
 
     def complement(var: int) -> int:
-        if var < n:
-            return var + n + m  # x_i <-> r_i
-        if var < n + m:
-            return var + n + m  # y_j <-> s_j
-        return var - (n + m)
+        # x_i <-> r_i and y_j <-> s_j: a variable and its slack are n + m apart
+        return var + n + m if var < n + m else var - (n + m)
 
     def label(var: int) -> int:
         return var if var < n + m else var - (n + m)

@@ -14,20 +14,26 @@ from psro.state import RunState
 
 
 class PlanStack:
-    """Every member's realization plan, stacked per player and grown as members join, so a
+    """Every member's realization plan, stacked per player and grown as members join (in a
+    buffer that doubles, so adding a member costs the same however many there are); a
     population mixed by ``w`` has plan ``w @ stack``."""
 
     def __init__(self, tree: SequenceFormGame):
         self.tree = tree
-        self._plans = [np.zeros((0, p.num_sequences)) for p in tree.players]
+        self._buffers = [np.zeros((8, p.num_sequences)) for p in tree.players]
+        self._counts = [0] * tree.num_players
 
     def plans(self, player: int, members: list) -> np.ndarray:
         """Shape (len(members), num_sequences): row k is member k's plan."""
-        have = len(self._plans[player])
-        if len(members) > have:
-            new = np.stack([m.realization_plan(self.tree) for m in members[have:]])
-            self._plans[player] = np.vstack([self._plans[player], new])
-        return self._plans[player][:len(members)]
+        have, buffer = self._counts[player], self._buffers[player]
+        if len(members) > len(buffer):
+            grown = np.zeros((max(2 * len(buffer), len(members)), buffer.shape[1]))
+            grown[:have] = buffer[:have]
+            self._buffers[player] = buffer = grown
+        for k in range(have, len(members)):
+            buffer[k] = members[k].realization_plan(self.tree)
+        self._counts[player] = max(have, len(members))
+        return buffer[:len(members)]
 
     def mixed(self, populations: list[list], mixtures: list[np.ndarray]) -> list[np.ndarray]:
         """Each player's meta-policy as one realization plan: ``sum_k w_k r_k``."""
