@@ -22,13 +22,13 @@ def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) 
     results = {}
     for name, config in configs.items():
         directory = out / name
-        if (directory / "checkpoint.npz").exists():
+        if (directory / "config.json").exists():
             run = psro.PSRO.resume(directory)
         else:
             run = psro.PSRO(config.game, config=config, out=directory)
         try:
             rows = run.run()
-        except ValueError as err:  # e.g. a meta-solver that fails on a degenerate meta-game
+        except psro.MetaSolverError as err:  # e.g. a degenerate meta-game
             print(f"{name:40s} stopped: {err}", flush=True)
             rows = run.metrics
         results[name] = rows

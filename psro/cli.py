@@ -73,11 +73,21 @@ def cmd_run(args) -> int:
     if args.resume:
         if args.out is None:
             raise CliError("--resume needs --out DIR, the run directory to continue")
+        fixed = {"--game": args.game, "--oracle": args.oracle, "--meta-solver": args.meta_solver,
+                 "--meta-solver-option": args.meta_solver_option,
+                 "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
+                 "--config": args.config, "--tensorboard": args.tensorboard or None}
+        given = [flag for flag, value in fixed.items() if value is not None]
+        if given:
+            raise CliError(f"{', '.join(given)} cannot change when a run is resumed (the run "
+                           f"keeps its config); --resume takes --iterations, --time-budget, "
+                           f"--target-exploitability, --backend and --workers")
         run = PSRO.resume(args.out, callbacks=callbacks)
         if args.backend is not None or args.workers is not None:
             run.use_backend(args.backend or run.config.backend, args.workers)
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
-        run.run(iterations=args.iterations)
+        run.run(iterations=args.iterations, time_budget_s=args.time_budget,
+                target_exploitability=args.target_exploitability)
     else:
         if args.out is None:
             raise CliError("--out DIR is required: the run directory to write")
@@ -86,6 +96,8 @@ def cmd_run(args) -> int:
         if Path(args.out, "config.json").exists():
             raise CliError(f"{args.out} already holds a run; use --resume to continue it or "
                            f"choose another --out")
+        if not args.out.strip():
+            raise CliError("--out needs a directory name (it was empty)")
         run = PSRO(config=config, out=args.out, callbacks=callbacks)
         run.run()
     last = run.metrics[-1]

@@ -4,6 +4,7 @@ rows and checksums."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+
+from psro.errors import RunDirectoryError
 
 
 def atomic_write_bytes(path: Path, write: Callable[[BinaryIO], object]) -> None:
@@ -83,3 +86,47 @@ def append_bytes(path: Path, data: bytes, keep: int) -> int:
         return keep + len(data)
     finally:
         os.close(fd)
+
+
+def remove_temporary_files(directory: Path) -> None:
+    """Delete the temporary files that a killed :func:`atomic_write_bytes` left in
+    ``directory`` and its ``iterations`` and ``networks`` folders."""
+    for folder in (directory, directory / "iterations", directory / "networks"):
+        if folder.is_dir() and not folder.is_symlink():
+            for leftover in folder.glob(".*.tmp"):
+                leftover.unlink(missing_ok=True)
+
+
+class DirectoryLock:
+    """An exclusive OS lock (``flock``) on ``DIR/.lock``, held while a run writes ``DIR``. The
+    operating system releases it when the process dies, however it dies."""
+
+    def __init__(self, directory: Path):
+        self.path = Path(directory) / ".lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock (no-op when held); :class:`RunDirectoryError` when another run holds
+        it."""
+        if self._fd is not None:
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as err:
+            raise RunDirectoryError(f"cannot lock {self.path.parent}: {err.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunDirectoryError(f"{self.path.parent} is in use by another run (it holds "
+                                    f"the directory's lock); wait for it to end or use another "
+                                    f"directory") from None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self):
+        self.release()

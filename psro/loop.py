@@ -193,6 +193,15 @@ class PSRO:
         check_count("iterations", iterations)
         check_positive("time_budget_s", budget)
         check_positive("target_exploitability", target)
+        try:
+            self._iterate(iterations, budget, target)
+        finally:
+            self.backend.close()  # worker processes, if any (started again when needed)
+            if self.writer is not None:
+                self.writer.release()
+        return self.state.metrics
+
+    def _iterate(self, iterations: int, budget: float | None, target: float | None) -> None:
         if self.state.iteration < 0:
             self.initialize()
         while True:
@@ -210,8 +219,6 @@ class PSRO:
             self.step()
         if self.state.metrics[-1]["exploitability"] is None:
             self._finish()
-        self.backend.close()  # worker processes, if any (started again when needed)
-        return self.state.metrics
 
     def _finish(self) -> None:
         start = time.perf_counter()

@@ -110,3 +110,58 @@ def test_console_script_exit_code(tmp_path):
                             cwd=ROOT)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "unknown game 'nope'" in result.stderr
+
+
+def test_run_directories_are_never_shared_or_overwritten(tmp_path, capsys):
+    import psro
+
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "metrics.csv").write_text("someone else's file\n")
+    assert "not empty" in _error_line(capsys, ["run", "--game", "kuhn_poker",
+                                               "--out", str(other)])
+    assert (other / "metrics.csv").read_text() == "someone else's file\n"
+    (tmp_path / "file").write_text("x")
+    assert "not a directory" in _error_line(capsys, ["run", "--game", "kuhn_poker",
+                                                     "--out", str(tmp_path / "file")])
+    assert "needs a directory name" in _error_line(capsys, ["run", "--game", "kuhn_poker",
+                                                            "--out", ""])
+    run_dir = tmp_path / "run"
+    psro.PSRO("kuhn_poker", out=run_dir).run(iterations=2)
+    held = psro.PSRO.resume(run_dir)  # holds the directory's lock until its run() ends
+    assert "in use by another run" in _error_line(capsys, ["run", "--resume", "--out",
+                                                           str(run_dir)])
+    held.run(iterations=3)
+    assert main(["run", "--resume", "--out", str(run_dir), "--iterations", "4",
+                 "--quiet"]) == 0
+
+
+def test_resume_honours_stopping_flags_and_refuses_config_flags(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--game", "kuhn_poker", "--iterations", "2", "--out", str(out),
+                 "--quiet"]) == 0
+    line = _error_line(capsys, ["run", "--resume", "--out", str(out), "--game", "leduc_poker",
+                                "--seed", "0"])
+    assert "--game, --seed cannot change when a run is resumed" in line
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "50",
+                 "--target-exploitability", "1e-6", "--quiet"]) == 0
+    done = capsys.readouterr().out
+    assert "done (target_exploitability)" in done and "iteration 50" not in done
+
+
+def test_resume_cleans_up_after_a_kill_and_never_follows_links(tmp_path, capsys):
+    import psro
+
+    out = tmp_path / "run"
+    psro.PSRO("kuhn_poker", out=out).run(iterations=2)
+    leftovers = [out / ".metrics.csv.abc.tmp", out / "iterations" / ".000003.npz.def.tmp"]
+    for file in leftovers:
+        file.write_bytes(b"half")
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("not the run's\n")
+    (out / "oracle_log.jsonl").unlink()
+    (out / "oracle_log.jsonl").symlink_to(outside)
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "3", "--quiet"]) == 0
+    assert not any(file.exists() for file in leftovers)
+    assert outside.read_text() == "not the run's\n"
+    assert not (out / "oracle_log.jsonl").is_symlink()

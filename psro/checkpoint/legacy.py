@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from psro.checkpoint.members import member_from_record, read_log
 from psro.config import RunConfig
 from psro.errors import ConfigError, RunDirectoryError
 from psro.payoffs import PayoffTable
-from psro.saved_members import member_from_record, read_log
 from psro.state import RunState
 
 LEGACY_VERSIONS = (1, 2)

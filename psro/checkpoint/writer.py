@@ -1,0 +1,178 @@
+"""Writing run directories: one record per iteration, appended logs (see
+:mod:`psro.checkpoint` for the layout)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from psro.checkpoint.members import network_path
+from psro.config import RunConfig
+from psro.errors import RunDirectoryError
+from psro.files import (
+    DirectoryLock,
+    append_bytes,
+    atomic_write_bytes,
+    atomic_write_text,
+    checksum,
+    csv_rows,
+    jsonl,
+)
+from psro.members import network_of
+from psro.payoffs import PayoffTable
+from psro.state import RunState
+
+FORMAT_VERSION = 3
+VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
+"""Files appended after every iteration; each record holds their lengths."""
+
+
+def _record_path(directory: Path, iteration: int) -> Path:
+    return Path(directory) / "iterations" / f"{iteration:06d}.npz"
+
+
+@dataclass
+class _Saved:
+    """What the last record says: its iteration, and the population sizes, the lengths of the
+    log files and the number of oracle log rows before and after it."""
+
+    iteration: int
+    sizes_before: tuple[int, ...]
+    sizes_after: tuple[int, ...]
+    views_before: dict[str, int]
+    views_after: dict[str, int]
+    log_rows_before: int
+    log_rows_after: int
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> _Saved:
+        return cls(int(meta["iteration"]), tuple(meta["sizes_before"]), tuple(meta["sizes"]),
+                   dict(meta["views_before"]), dict(meta["views"]),
+                   int(meta["oracle_log_rows_before"]), int(meta["oracle_log_rows"]))
+
+
+class RunWriter:
+    """Writes one run directory. :meth:`create` starts a new one; :func:`load` returns a
+    writer that continues an existing one."""
+
+    def __init__(self, path: str | Path, last: _Saved | None = None):
+        self.path = Path(path)
+        self.last = last
+        self.lock = DirectoryLock(self.path)
+
+    @classmethod
+    def create(cls, path: str | Path, config: RunConfig, manifest: dict) -> RunWriter:
+        """Start a run directory, which must be missing or empty: ``config.json`` and
+        ``run.json``. ``manifest`` holds the evaluation name and, for exact runs, the
+        information-state keys. :class:`RunDirectoryError` for anything else."""
+        path = Path(path)
+        if not str(path).strip():
+            raise RunDirectoryError("the run directory must be named (it was empty)")
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            kind = "a directory that is not empty" if path.is_dir() else "not a directory"
+            raise RunDirectoryError(f"{path} is {kind}; a new run needs a missing or empty "
+                                    f"directory")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            writer = cls(path)
+            writer.lock.acquire()
+            atomic_write_text(path / "config.json", config.to_json())
+            atomic_write_text(path / "run.json",
+                              json.dumps({"format_version": FORMAT_VERSION, **manifest}))
+        except OSError as err:
+            raise RunDirectoryError(f"cannot write the run directory {path}: "
+                                    f"{err.strerror or err}") from None
+        return writer
+
+    def save(self, state: RunState) -> None:
+        """Write what is new in ``state`` since the last save: the record of its iteration
+        (rewritten when the iteration was saved already, e.g. after the final measurement
+        updated its row), its networks and log rows."""
+        self.lock.acquire()
+        try:
+            self._save(state)
+        except OSError as err:
+            raise RunDirectoryError(f"cannot write iteration {state.iteration} to {self.path}: "
+                                    f"{err.strerror or err}; the files of the iterations "
+                                    f"before it are kept") from None
+
+    def _save(self, state: RunState) -> None:
+        last, k = self.last, state.iteration
+        if last is not None and k == last.iteration:
+            self._write(state, k, last.sizes_before, last.views_before, last.log_rows_before)
+        elif last is None and k == 0:
+            self._write(state, k, (0,) * state.num_players, dict.fromkeys(VIEWS, 0), 0)
+        elif last is not None and k == last.iteration + 1:
+            self._write(state, k, last.sizes_after, last.views_after, last.log_rows_after)
+        else:
+            raise RuntimeError(f"iteration {k} cannot be saved after "
+                               f"{None if last is None else last.iteration}")
+
+    def _write(self, state: RunState, k: int, sizes_before: tuple[int, ...],
+               views_before: dict[str, int], log_rows_before: int,
+               sizes: tuple[int, ...] | None = None, log_rows: int | None = None) -> None:
+        """Write record ``k`` (members ``sizes_before`` to ``sizes``, log rows
+        ``log_rows_before`` to ``log_rows``; by default everything up to now)."""
+        sizes = state.sizes if sizes is None else tuple(sizes)
+        log_rows = len(state.oracle_log) if log_rows is None else log_rows
+        members, arrays = [], {}
+        for p, pop in enumerate(state.populations):
+            joined = []
+            for index in range(sizes_before[p], sizes[p]):
+                member = pop[index]
+                network = network_of(member)
+                if network is not None:
+                    network.save(network_path(self.path, p, index))
+                if member.kind == "tabular":
+                    arrays[f"table_{p}_{index}"] = member.probs
+                joined.append({"name": member.name, "kind": member.kind,
+                               "network": network is not None, **member.metadata})
+            members.append(joined)
+        for b, block in enumerate(PayoffTable.new_blocks(sizes_before, sizes)):
+            values, counts, errors = state.table.block(block)
+            arrays[f"block{b}_values"] = values
+            arrays[f"block{b}_counts"] = counts
+            arrays[f"block{b}_std_errs"] = errors
+        row = state.metrics[k]
+        data = {"metrics.jsonl": jsonl([row]), "metrics.csv": csv_rows([row], header=k == 0),
+                "mixtures.jsonl": jsonl([state.mixture_history[k]]),
+                "oracle_log.jsonl": jsonl(state.oracle_log[log_rows_before:log_rows])}
+        views_after = {name: append_bytes(self.path / name, data[name], views_before[name])
+                       for name in VIEWS}
+        meta = {"format_version": FORMAT_VERSION, "iteration": k, "sizes": list(sizes),
+                "sizes_before": list(sizes_before), "members": members, "metrics": row,
+                "mixtures": state.mixture_history[k],
+                "wall_time_s": state.wall_time_s if k == state.iteration else row["wall_time_s"],
+                "env_steps": state.metrics[k].get("env_steps", state.env_steps),
+                "oracle_log_rows": log_rows,
+                "oracle_log_rows_before": log_rows_before, "views_before": views_before,
+                "views": views_after}
+        meta["checksum"] = checksum(meta, arrays)
+        payload = {"meta": np.array(json.dumps(meta)), **arrays}
+        atomic_write_bytes(_record_path(self.path, k), lambda h: np.savez(h, **payload))
+        self.last = _Saved(k, tuple(sizes_before), sizes, views_before, views_after,
+                           log_rows_before, log_rows)
+
+    def release(self) -> None:
+        """Let another run take the directory (the next save takes the lock again)."""
+        self.lock.release()
+
+    def convert(self, state: RunState, manifest: dict) -> None:
+        """Rewrite a run of format 1 or 2 as records (one per iteration, members and table
+        blocks split by the population sizes of each iteration), then remove its old files."""
+        sizes_before = (0,) * state.num_players
+        views = dict.fromkeys(VIEWS, 0)
+        log_rows = 0
+        for k in range(state.iteration + 1):
+            sizes = tuple(len(m) for m in state.mixture_history[k]["mixtures"])
+            rows = sum(1 for r in state.oracle_log if r.get("iteration", 0) <= k)
+            self._write(state, k, sizes_before, views, log_rows, sizes, rows)
+            sizes_before, views, log_rows = sizes, self.last.views_after, rows
+        atomic_write_text(self.path / "run.json",
+                          json.dumps({"format_version": FORMAT_VERSION, **manifest}))
+        for name in ("checkpoint.npz", "payoffs.npz", "population.npz", "population.json",
+                     "ppo_log.jsonl"):
+            (self.path / name).unlink(missing_ok=True)
