@@ -51,10 +51,14 @@ def _parse_params(name: str, text: str | None) -> dict[str, float | int]:
     params = dict(entry.defaults)
     if not text or not text.strip():
         return params
+    seen = set()
     for item in text.split(","):
         if "=" not in item:
             raise GameError(f"bad parameter {item.strip()!r} in {name}(...); use key=value")
         key, value = (part.strip() for part in item.split("=", 1))
+        if key in seen:
+            raise GameError(f"parameter {key!r} of {name!r} is given twice")
+        seen.add(key)
         if key not in entry.defaults:
             accepted = ", ".join(entry.defaults) or "none"
             raise GameError(f"unknown parameter {key!r} for game {name!r}; accepted: {accepted}")
@@ -134,7 +138,16 @@ def load(spec: str) -> Game:
     payoffs = None
     if match and name in CATALOG:
         params = _parse_params(name, match.group(2))
-        payoffs = [np.asarray(a, float) for a in CATALOG[name].build(**params)]
+        try:
+            payoffs = [np.asarray(a, float) for a in CATALOG[name].build(**params)]
+        except (ArithmeticError, ValueError, IndexError, MemoryError) as err:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            raise GameError(f"game {name!r} cannot be built with {shown}: "
+                            f"{type(err).__name__}: {err}") from None
+        if not payoffs or any(a.size == 0 or not np.all(np.isfinite(a)) for a in payoffs):
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            raise GameError(f"game {name!r} with {shown} has no strategies or non-finite "
+                            f"payoffs")
         game = _from_payoffs(spec.strip(), payoffs)
     else:
         known = set(pyspiel.registered_names())

@@ -30,11 +30,22 @@ def _check_positive_int(value, name: str) -> int:
     return int(value)
 
 
+def _check_bool(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise OptionError(f"{name} must be true or false; got {value!r}")
+    return bool(value)
+
+
+def _check_seed(value, name: str = "seed") -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise OptionError(f"{name} must be a non-negative integer; got {value!r}")
+    return int(value)
+
+
 def _check_range(value, name: str, lo: float, hi: float, lo_open: bool = False) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise OptionError(f"{name} must be a number; got {value!r}") from None
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.number)):
+        raise OptionError(f"{name} must be a number; got {value!r}")
+    value = float(value)
     if not np.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
         bracket = "(" if lo_open else "["
         raise OptionError(f"{name} must be in {bracket}{lo}, {hi}]; got {value}")

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.errors import OptionError, SolverError
+from solvers.errors import OptionError, PayoffError, SolverError
+from solvers.validation import as_payoffs
 
 
 class _Tableau:
@@ -87,6 +88,9 @@ def lemke_howson(A: np.ndarray, B: np.ndarray, initial_label: int = 0,
     (x, y) : mixtures of shapes (n,) and (m,). Not yet verified: :func:`solvers.nash` checks
     and refines them.
     """
+    A, B = as_payoffs([A, B])
+    if A.ndim != 2:
+        raise PayoffError(f"Lemke-Howson needs two matrices; got arrays of {A.ndim} axes")
     n, m = A.shape
     if not 0 <= initial_label < n + m:
         raise OptionError(f"initial_label must be in [0, {n + m}); got {initial_label}")

@@ -82,18 +82,21 @@ def _replicator(iterations: int = 10000, step: float = 0.05,
 
 def _fictitious_play(iterations: int = 10000, seed: int = 0) -> MetaSolver:
     iterative._check_positive_int(iterations, "iterations")
+    iterative._check_seed(seed)
     return lambda payoffs: iterative.fictitious_play(payoffs, iterations=iterations, seed=seed)
 
 
 def _regret_matching(iterations: int = 10000, plus: bool = True) -> MetaSolver:
     iterative._check_positive_int(iterations, "iterations")
+    iterative._check_bool(plus, "plus")
     return lambda payoffs: iterative.regret_matching(payoffs, iterations=iterations, plus=plus)
 
 
 def _alpharank(alpha: float = 100.0, population_size: int = 50,
                perturbation: float = 1e-10) -> MetaSolver:
-    iterative._check_range(alpha, "alpha", 0.0, np.inf, lo_open=True)
+    iterative._check_range(alpha, "alpha", 0.0, 1e12, lo_open=True)
     iterative._check_positive_int(population_size, "population_size")
+    iterative._check_range(perturbation, "perturbation", 0.0, 0.5)
     return lambda payoffs: alpharank(payoffs, alpha=alpha, population_size=population_size,
                                      perturbation=perturbation).marginals
 

@@ -22,7 +22,15 @@ MIXTURE_SUM_TOL = 1e-6
 
 def _as_float_array(value, what: str) -> np.ndarray:
     try:
+        complex_entries = np.iscomplexobj(value)
+    except (ValueError, TypeError):  # ragged: the conversion below names it
+        complex_entries = False
+    if complex_entries:
+        raise PayoffError(f"{what} has complex entries; payoffs must be real numbers")
+    try:
         array = np.asarray(value, dtype=float)
+    except OverflowError:
+        raise PayoffError(f"{what} has entries too large for a 64-bit float") from None
     except (ValueError, TypeError) as err:
         raise PayoffError(
             f"{what} is not a rectangular array of numbers (ragged rows or non-numeric "

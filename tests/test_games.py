@@ -47,3 +47,16 @@ def test_catalogue_shapes_and_structure():
     b = games.load("random_general_sum(n=4,m=3,seed=5)").payoffs
     assert a[0].shape == (4, 3) and np.array_equal(a[1], b[1])
     assert not games.load("random_general_sum").zero_sum
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("biased_rps(a=1,a=5)", "'a' of 'biased_rps' is given twice"),
+    ("disc(n=0)", "no strategies"),
+    ("disc(n=-1)", "cannot be built with n=-1"),
+    ("blotto(fields=0)", "cannot be built with coins=5, fields=0"),
+    ("blotto(coins=-1)", "cannot be built with coins=-1"),
+    ("biased_rps(a=nan)", "non-finite payoffs"),
+])
+def test_catalogue_parameters_that_cannot_build_a_game(spec, match):
+    with pytest.raises(games.GameError, match=match):
+        games.load(spec)

@@ -64,3 +64,17 @@ def test_solvers_import_alone():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=str(__import__("pathlib").Path(__file__).parents[1]))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: solvers.get("regret_matching", plus="false"), "plus must be true or false"),
+    (lambda: solvers.get("fictitious_play", seed="abc"), "seed must be a non-negative integer"),
+    (lambda: solvers.get("prd", step="0.1"), "step must be a number"),
+    (lambda: solvers.get("alpharank", perturbation=-1), "perturbation must be in"),
+    (lambda: solvers.zero_sum_nash(np.array([[1j, 0], [0, 1]])), "complex entries"),
+    (lambda: solvers.zero_sum_nash([[10**400, 0], [0, 1]]), "too large for a 64-bit float"),
+    (lambda: solvers.lemke_howson(np.eye(2), np.eye(3)), "must have the same shape"),
+])
+def test_quietly_wrong_inputs_are_refused(call, match):
+    with pytest.raises(solvers.ToolkitError, match=match):
+        call()
