@@ -155,7 +155,7 @@ def load(spec: str) -> Game:
             close = difflib.get_close_matches(name, sorted(known | set(CATALOG)), n=5,
                                               cutoff=0.5)
             hint = f"; close matches: {', '.join(close)}" if close else ""
-            raise GameError(f"unknown game {name!r}{hint} (`psro games` lists them)")
+            raise GameError(f"unknown game {name!r}{hint}")
         try:
             with _quiet_stderr():
                 game = pyspiel.load_game(spec)

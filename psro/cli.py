@@ -234,7 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _HINTS = {"GameTooLargeError": "; use --oracle ppo (sampled payoffs and approximate "
-                                "exploitability)"}
+                                "exploitability)",
+          "GameError": " (`psro games` lists the games)"}
 
 
 def main(argv: list[str] | None = None) -> int:

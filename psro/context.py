@@ -10,7 +10,7 @@ import pyspiel
 from games import Game, load
 from games.simulation import turn_based
 from psro.config import RunConfig
-from psro.errors import GameTooLargeError
+from psro.errors import ConfigError, GameTooLargeError
 from psro.sequence_form import SequenceFormGame
 
 
@@ -34,6 +34,9 @@ class GameContext:
     def build(cls, config: RunConfig, turn_based_play: bool) -> GameContext:
         """Load ``config.game`` and walk it (``GameError`` for a bad spec)."""
         game = load(config.game)
+        if game.num_players < 2:
+            raise ConfigError(f"PSRO needs a game of two or more players; {config.game!r} has "
+                              f"{game.num_players}")
         play = turn_based(game.pyspiel_game) if turn_based_play else game.pyspiel_game
         try:
             return cls(config, game, play, SequenceFormGame(play, max_nodes=config.max_nodes))

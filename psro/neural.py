@@ -12,6 +12,7 @@ from torch import nn
 
 from psro.errors import RunDirectoryError
 from psro.files import atomic_write_bytes, atomic_write_text
+from psro.ppo_config import MAX_WIDTH
 
 FORMAT_VERSION = 1
 
@@ -112,8 +113,10 @@ class NeuralPolicy:
             raise RunDirectoryError(f"{path.with_suffix('.json')}: policy format version "
                                     f"{version!r}; this toolkit reads {FORMAT_VERSION}")
         try:
-            net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]),
-                              tuple(int(h) for h in meta["hidden"]))
+            hidden = tuple(int(h) for h in meta["hidden"])
+            if not hidden or min(hidden) < 1 or max(hidden) > MAX_WIDTH or len(hidden) > 16:
+                raise ValueError(f"hidden widths {list(hidden)} are outside 1..{MAX_WIDTH}")
+            net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]), hidden)
             state = torch.load(path.with_suffix(".pt"), weights_only=True)
             net.load_state_dict(state)
             player = int(meta.pop("player"))

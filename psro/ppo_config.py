@@ -7,6 +7,11 @@ from dataclasses import dataclass
 
 from psro.errors import ConfigError
 
+MAX_ENVS = 65_536
+"""Most games PPO plays at once (each is a live pyspiel state in memory)."""
+MAX_WIDTH = 16_384
+"""Widest hidden layer (two such layers already hold 268M weights, about 1 GB)."""
+
 
 @dataclass
 class PPOConfig:
@@ -61,10 +66,13 @@ class PPOConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"ppo.{name} must be true or false; got "
                                  f"{getattr(self, name)!r}")
-        for name in ("env_steps", "num_envs", "steps_per_update", "epochs", "minibatches"):
+        for name, most in (("env_steps", 10**12), ("num_envs", MAX_ENVS),
+                           ("steps_per_update", 10**9), ("epochs", 10**4),
+                           ("minibatches", 10**6)):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"ppo.{name} must be a positive integer; got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+                raise ConfigError(f"ppo.{name} must be an integer from 1 to {most:,}; got "
+                                  f"{value!r}")
         for name, lo, hi in (("learning_rate", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1),
                              ("clip", 0, 1), ("entropy_coef", 0, 10), ("value_coef", 0, 10),
                              ("max_grad_norm", 0, 1e6), ("self_play", 0, 1),
@@ -76,8 +84,10 @@ class PPOConfig:
             raise ConfigError(f"ppo.plateau_patience must be a non-negative integer; got "
                              f"{self.plateau_patience!r}")
         self.hidden = tuple(int(h) for h in self.hidden)
-        if not self.hidden or min(self.hidden) < 1:
-            raise ConfigError(f"ppo.hidden must list positive widths; got {self.hidden!r}")
+        if not self.hidden or min(self.hidden) < 1 or max(self.hidden) > MAX_WIDTH \
+                or len(self.hidden) > 16:
+            raise ConfigError(f"ppo.hidden must list 1 to 16 widths from 1 to {MAX_WIDTH:,}; "
+                              f"got {list(self.hidden)!r}")
         return self
 
     @classmethod
