@@ -19,6 +19,7 @@ import os
 import pickle
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple, Protocol
 
 from psro.errors import ConfigError
@@ -63,10 +64,13 @@ class ProcessBackend:
     Workers are started with the ``spawn`` method (safe with torch and OpenMP) the first time
     more than one task is run; :meth:`close` stops them (the interpreter also does at exit).
     Tasks must pickle; results come back in task order. An exception in a task is raised here,
-    from :meth:`run`.
+    from :meth:`run`. A worker that dies (killed, out of memory) breaks the pool: the pool is
+    started anew and the tasks without a result run again, up to ``RETRIES`` times (tasks are
+    pure and seeded, so a rerun returns what the first run would have).
     """
 
     name = "processes"
+    RETRIES = 2
 
     def __init__(self, workers: int | None = None):
         self.workers = (os.cpu_count() or 1) if workers is None else workers
@@ -75,16 +79,30 @@ class ProcessBackend:
     def run(self, tasks: Sequence[Task]) -> list[Any]:
         if len(tasks) <= 1 or self.workers == 1:
             return LocalBackend().run(tasks)
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers,
-                                             mp_context=multiprocessing.get_context("spawn"))
-        futures = [self._pool.submit(_call_pickled, pickle.dumps(tuple(task), _PROTOCOL))
-                   for task in tasks]
-        return [pickle.loads(future.result()) for future in futures]
+        blobs = [pickle.dumps(tuple(task), _PROTOCOL) for task in tasks]
+        results: list[Any] = [None] * len(tasks)
+        pending = list(range(len(tasks)))
+        for _ in range(self.RETRIES + 1):
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    self.workers, mp_context=multiprocessing.get_context("spawn"))
+            futures = {i: self._pool.submit(_call_pickled, blobs[i]) for i in pending}
+            broken = []
+            for i, future in futures.items():
+                try:
+                    results[i] = pickle.loads(future.result())
+                except BrokenProcessPool:
+                    broken.append(i)
+            if not broken:
+                return results
+            self.close()
+            pending = broken
+        raise BrokenProcessPool(f"a worker process died running the same task "
+                                f"{self.RETRIES + 1} times")
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(cancel_futures=True)
             self._pool = None
 
 

@@ -1,4 +1,4 @@
-"""Standalone meta-solvers for normal-form games (numpy, scipy, nashpy and pygambit only).
+"""Standalone meta-solvers for normal-form games (numpy, scipy and nashpy; pygambit optional).
 
 Conventions: a game is a list of per-player payoff arrays, ``payoffs[p][i_0, ..., i_{N-1}]``
 being player p's payoff when each player q plays its strategy ``i_q``; a single 2-D array

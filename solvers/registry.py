@@ -93,10 +93,10 @@ def _regret_matching(iterations: int = 10000, plus: bool = True) -> MetaSolver:
 
 
 def _alpharank(alpha: float = 100.0, population_size: int = 50,
-               perturbation: float = 1e-10) -> MetaSolver:
+               perturbation: float = 0.0) -> MetaSolver:
     iterative._check_range(alpha, "alpha", 0.0, 1e12, lo_open=True)
     iterative._check_positive_int(population_size, "population_size")
-    iterative._check_range(perturbation, "perturbation", 0.0, 0.5)
+    iterative._check_range(perturbation, "perturbation", 0.0, 1e-3)
     return lambda payoffs: alpharank(payoffs, alpha=alpha, population_size=population_size,
                                      perturbation=perturbation).marginals
 

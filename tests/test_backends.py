@@ -48,3 +48,20 @@ def test_unknown_backend_and_bad_worker_counts():
     for workers in (-1, 0, 2.5, True):
         with pytest.raises(ConfigError, match="workers must be a positive integer"):
             make_backend("processes", workers)
+
+
+def _die_once(marker: str, value: int) -> int:
+    """Kill this worker process the first time it is called with ``marker`` absent."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(9)
+    return value * 2
+
+
+def test_a_killed_worker_is_replaced_and_its_task_run_again(tmp_path):
+    backend = ProcessBackend(workers=2)
+    try:
+        tasks = [Task(_die_once, (str(tmp_path / "died"), k)) for k in range(4)]
+        assert backend.run(tasks) == [0, 2, 4, 6]
+    finally:
+        backend.close()

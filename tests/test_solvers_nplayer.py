@@ -237,3 +237,56 @@ def test_nash_averaging_invariant_to_copies():
     t = solvers.nash_averaging(trans)
     np.testing.assert_allclose(t.row, [1, 0, 0], atol=1e-6)
     np.testing.assert_allclose(t.row_ratings, [0, -1, -1], atol=1e-6)
+
+
+def _alpharank_reference(game, alpha, m, digits=40):
+    """alpha-rank's stationary distribution in 40-digit arithmetic (mpmath): the Moran chain
+    built from its definition, solved by GTH state reduction. Written here, independent of
+    solvers.alpharank."""
+    import itertools
+
+    import mpmath
+
+    mpmath.mp.dps = digits
+    shape = game[0].shape
+    profiles = list(itertools.product(*(range(n) for n in shape)))
+    where = {s: i for i, s in enumerate(profiles)}
+    eta = mpmath.mpf(1) / sum(n - 1 for n in shape)
+    size = len(profiles)
+    P = [[mpmath.mpf(0)] * size for _ in range(size)]
+    for i, s in enumerate(profiles):
+        for k, n_k in enumerate(shape):
+            for t in range(n_k):
+                if t == s[k]:
+                    continue
+                target = s[:k] + (t,) + s[k + 1:]
+                f = mpmath.mpf(float(game[k][target])) - mpmath.mpf(float(game[k][s]))
+                rho = mpmath.mpf(1) / m if f == 0 else \
+                    (1 - mpmath.exp(-alpha * f)) / (1 - mpmath.exp(-alpha * m * f))
+                P[i][where[target]] = eta * rho
+    for k in range(size - 1, 0, -1):
+        out = sum(P[k][:k])
+        for i in range(k):
+            P[i][k] /= out
+        for i in range(k):
+            for j in range(k):
+                P[i][j] += P[i][k] * P[k][j]
+    pi = [mpmath.mpf(1)]
+    for k in range(1, size):
+        pi.append(sum(pi[i] * P[i][k] for i in range(k)))
+    total = sum(pi)
+    return np.array([float(p / total) for p in pi]).reshape(shape)
+
+
+# Games where a uniform perturbation of 1e-10 (the former default) moved the stationary
+# distribution by 0.36 to 0.78, and two where it did not.
+@pytest.mark.parametrize("shape,alpha,seed", [
+    ((3, 3), 5.0, 3), ((3, 3), 100.0, 9), ((2, 2, 2), 100.0, 6), ((4, 4), 5.0, 6),
+    ((3, 3, 2), 100.0, 11), ((2, 2, 2), 5.0, 2), ((4, 3), 0.5, 4),
+])
+def test_alpharank_matches_a_40_digit_reference(shape, alpha, seed):
+    rng = np.random.default_rng(seed)
+    game = [rng.standard_normal(shape) for _ in shape]
+    reference = _alpharank_reference(game, alpha, 50)
+    ours = solvers.alpharank(game, alpha=alpha).stationary
+    np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
