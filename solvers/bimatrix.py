@@ -208,7 +208,10 @@ def equilibria(payoffs, method: str = "support_enumeration") -> list[list[np.nda
 
     ``"support_enumeration"`` (ours, equal-size supports) finds every equilibrium of a
     non-degenerate game; ``"vertex_enumeration"`` (nashpy) pairs the vertices of the
-    best-response polytopes and also returns the extreme equilibria of degenerate games. Cost grows
+    best-response polytopes, which gives every extreme equilibrium of a non-degenerate game
+    only: in degenerate games it can miss extreme equilibria, even pure ones (a test shows a
+    5 x 7 game of 0/1 payoffs where it misses three pure equilibria that support enumeration
+    finds). Neither method promises every equilibrium of a degenerate game. Cost grows
     exponentially with the number of strategies: meant for games up to about 10 x 10.
     Returns a list of ``[x, y]`` pairs, each with NashConv <= ``NASH_RTOL * max(|A|, |B|)``.
     """

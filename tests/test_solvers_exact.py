@@ -186,3 +186,24 @@ def test_lemke_howson_property(n, m, seed, integer):
     scale = max(np.abs(A).max(), np.abs(B).max())
     assert nash_conv([A, B], [x, y]) <= solvers.NASH_RTOL * scale
     assert (x >= 0).all() and (y >= 0).all()
+
+
+def test_vertex_enumeration_misses_extreme_equilibria_of_degenerate_games():
+    """The documented limitation: nashpy's vertex enumeration assumes a non-degenerate game.
+    Here the column player's strategy 3 pays the row player 0 everywhere, so (0, 3), (2, 3)
+    and (4, 3) are pure (extreme) equilibria; vertex enumeration misses them."""
+    A = np.array([[0, 1, 1, 0, 0, 1, 1], [0, 1, 1, 0, 1, 1, 0], [1, 1, 0, 0, 0, 1, 0],
+                  [1, 1, 1, 0, 0, 0, 1], [1, 0, 1, 0, 0, 0, 1]], float)
+    B = np.array([[1, 0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0, 1], [0, 1, 1, 1, 1, 1, 1],
+                  [0, 1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 0]], float)
+    pure = [(i, j) for i in range(5) for j in range(7)
+            if A[i, j] == A[:, j].max() and B[i, j] == B[i, :].max()]
+    assert {(0, 3), (2, 3), (4, 3)} <= set(pure)
+
+    def found(method):
+        return {(int(np.argmax(x)), int(np.argmax(y)))
+                for x, y in solvers.equilibria([A, B], method=method)
+                if x.max() > 1 - 1e-9 and y.max() > 1 - 1e-9}
+
+    assert {(0, 3), (2, 3), (4, 3)} <= found("support_enumeration")
+    assert not {(0, 3), (2, 3), (4, 3)} & found("vertex_enumeration")
