@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import os
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -118,6 +119,72 @@ def register(name: str, build, defaults: dict[str, float | int] | None = None,
     CATALOG[name] = CatalogEntry(build, dict(defaults or {}), summary or name)
 
 
+def _check_parameters(name: str, spec: str) -> None:
+    """Refuse what OpenSpiel would crash on rather than reject: a negative value for an
+    integer parameter whose default is not negative (a count such as ``num_cards``)."""
+    try:
+        given = pyspiel.game_parameters_from_string(spec)
+    except Exception as err:
+        raise GameError(f"cannot parse game {spec!r}: {_one_line(err)}") from None
+    defaults = next((g.parameter_specification for g in pyspiel.registered_games()
+                     if g.short_name == name), {})
+    for key, value in given.items():
+        default = defaults.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0 \
+                and isinstance(default, int) and not isinstance(default, bool) \
+                and default >= 0:
+            raise GameError(f"parameter {key} of {name!r} must not be negative (its default "
+                            f"is {default}); got {value}")
+
+
+_PROBE = """
+import sys, random
+import pyspiel
+try:
+    game = pyspiel.load_game(sys.argv[1])
+    for _ in range(3):  # a few random playouts: some parameters only fail during play
+        state, steps = game.new_initial_state(), 0
+        while not state.is_terminal() and steps < 500:
+            if game.get_type().provides_observation_tensor:
+                state.observation_tensor(0)
+            if state.is_chance_node():
+                actions = [a for a, p in state.chance_outcomes() if p > 0]
+            elif state.is_simultaneous_node():
+                state.apply_actions([random.choice(state.legal_actions(p)) or 0
+                                     for p in range(game.num_players())])
+                steps += 1
+                continue
+            else:
+                actions = state.legal_actions()
+            if not actions:
+                break
+            state.apply_action(random.choice(actions))
+            steps += 1
+except Exception:
+    pass  # an ordinary error: the caller loads it again and reports it
+"""
+_probed: dict[str, None] = {}
+
+
+def _probe(spec: str) -> None:
+    """Load ``spec`` and play a little in a child process first: a crash there (OpenSpiel
+    aborts on some parameter values instead of raising) becomes a :class:`GameError` here
+    instead of killing this process. Each spec is probed once per process."""
+    if spec in _probed:
+        return
+    try:
+        result = subprocess.run([sys.executable, "-c", _PROBE, spec], capture_output=True,
+                                timeout=120)
+    except subprocess.TimeoutExpired:
+        raise GameError(f"game {spec!r} did not load or play within 120 s") from None
+    if result.returncode != 0:
+        how = f"signal {-result.returncode}" if result.returncode < 0 else \
+            f"exit status {result.returncode}"
+        raise GameError(f"game {spec!r} crashes OpenSpiel ({how}); check its parameters' "
+                        f"ranges")
+    _probed[spec] = None
+
+
 def catalog_names() -> list[str]:
     """Names of the normal-form catalogue games."""
     return list(CATALOG)
@@ -156,6 +223,9 @@ def load(spec: str) -> Game:
                                               cutoff=0.5)
             hint = f"; close matches: {', '.join(close)}" if close else ""
             raise GameError(f"unknown game {name!r}{hint}")
+        if "(" in spec:  # parameters: OpenSpiel may abort on bad ones, so check them first
+            _check_parameters(name, spec)
+            _probe(spec.strip())
         try:
             with _quiet_stderr():
                 game = pyspiel.load_game(spec)

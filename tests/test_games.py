@@ -60,3 +60,14 @@ def test_catalogue_shapes_and_structure():
 def test_catalogue_parameters_that_cannot_build_a_game(spec, match):
     with pytest.raises(games.GameError, match=match):
         games.load(spec)
+
+
+def test_parameters_openspiel_would_crash_on_are_refused(monkeypatch):
+    with pytest.raises(games.GameError, match="num_cards of 'goofspiel' must not be negative"):
+        games.load("goofspiel(num_cards=-3)")  # OpenSpiel itself segfaults on this one
+    import games.loading as loading
+
+    # A game string whose probe process dies is refused here; this process lives on.
+    monkeypatch.setattr(loading, "_PROBE", "import os; os.abort()")
+    with pytest.raises(games.GameError, match=r"crashes OpenSpiel \(signal 6\)"):
+        games.load("goofspiel(num_cards=3,imp_info=True)")
