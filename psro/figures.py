@@ -16,6 +16,11 @@ def _positive(values: np.ndarray) -> np.ndarray:
     return np.maximum(values, 1e-16)
 
 
+def plain_text(text: str) -> str:
+    """``text`` as matplotlib shows it literally (a ``$`` would start mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
 def style_log_axis(ax, xlabel: str, ylabel: str, legend_size: int = 7) -> None:
     """Log-scale y axis with labels, grid and legend: the look of every curve figure."""
     ax.set_yscale("log")
@@ -128,7 +133,7 @@ def plot_time(records: list, path: Path) -> None:
         vals = np.array([sum(r.get(field) or 0.0 for r in rec.metrics) for rec in records])
         ax.barh(np.arange(len(records)), vals, left=left, label=field[:-2])
         left += vals
-    ax.set_yticks(np.arange(len(records)), [rec.path.name for rec in records])
+    ax.set_yticks(np.arange(len(records)), [plain_text(rec.path.name) for rec in records])
     ax.set_xlabel("seconds")
     ax.legend(fontsize=7, ncol=4)
     save_figure(fig, path)

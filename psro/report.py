@@ -35,8 +35,9 @@ class RunRecord:
         self.metrics = saved.state.metrics
         self.mixtures = [row["mixtures"] for row in saved.state.mixture_history]
         self.payoffs = {"values": saved.state.table.values}
-        self.label = f"{self.path.name}: {self.config.get('game')} / {self.config.get('oracle')}" \
-                     f" / {self.config.get('meta_solver')}"
+        self.label = figures.plain_text(
+            f"{self.path.name}: {self.config.get('game')} / {self.config.get('oracle')} / "
+            f"{self.config.get('meta_solver')}")
 
     def series(self, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(iterations, values, approximate?) for the rows where ``key`` was measured."""
@@ -91,7 +92,15 @@ def write_report(run_dirs: list[str | Path], out: str | Path) -> tuple[Path, Pat
         raise RunDirectoryError("give at least one run directory")
     records = [RunRecord(d) for d in run_dirs]
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return _write(records, out)
+    except OSError as err:
+        raise RunDirectoryError(f"cannot write the report to {out}: {err.strerror or err}") \
+            from None
+
+
+def _write(records: list[RunRecord], out: Path) -> tuple[Path, Path]:
     shown, sections = _draw_figures(records, out)
     md = _summary_markdown(records)
     for title, file in shown:

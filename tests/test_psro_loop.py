@@ -131,11 +131,16 @@ def test_kill_9_at_any_moment_resumes_to_the_same_numbers(tmp_path):
 
     full = psro.PSRO("leduc_poker", "exact", "nash").run(iterations=200)
     out = tmp_path / "killed"
-    for delay in (2.0, 2.5):  # kill twice, at different moments
-        proc = subprocess.Popen([sys.executable, "-m", "psro.cli", "run", "--game",
-                                 "leduc_poker", "--iterations", "200", "--quiet", "--out",
-                                 str(out)] + (["--resume"] if out.exists() else []),
+    for delay in (0.3, 0.7):  # kill twice, at different moments of the writing
+        saved = len(list(out.glob("iterations/*.npz")))
+        start = ["--resume"] if saved else ["--game", "leduc_poker"]
+        proc = subprocess.Popen([sys.executable, "-m", "psro.cli", "run", *start,
+                                 "--iterations", "200", "--quiet", "--out", str(out)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while len(list(out.glob("iterations/*.npz"))) <= saved + 2 \
+                and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

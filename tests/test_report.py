@@ -1,6 +1,7 @@
 """psro report: files, valid PNGs, numbers matching metrics.csv, comparisons, errors."""
 
 import csv
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,33 @@ def test_tensorboard_scalars_are_opt_in(tmp_path):
     psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path / "on",
               tensorboard=True).run(iterations=2)
     assert list((tmp_path / "on" / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_report_of_crafted_or_awkward_directories(runs, tmp_path, capsys):
+    import json
+    import shutil
+
+    import numpy as np
+
+    dollar = tmp_path / "cost$5_$10"  # matplotlib would read $...$ as mathtext
+    shutil.copytree(runs / "nash", dollar)
+    md, _ = write_report([dollar], tmp_path / "dollar-report")
+    assert "cost$5_$10" in md.read_text()
+    (tmp_path / "a-file").write_text("x")
+    assert main(["report", str(runs / "nash"), "--out", str(tmp_path / "a-file")]) == 2
+    assert "cannot write the report" in capsys.readouterr().err
+    listed = tmp_path / "listed"
+    shutil.copytree(runs / "nash", listed)
+    (listed / "config.json").write_text("[1, 2]")
+    with pytest.raises(RunDirectoryError, match="must hold a table"):
+        write_report([listed], tmp_path / "r1")
+    legacy = tmp_path / "legacy"  # format 2: the checkpoint holds the rows
+    shutil.copytree(Path(__file__).parent / "data" / "format2_exact", legacy)
+    with np.load(legacy / "checkpoint.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    del meta["metrics"][1]["iteration"]
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(legacy / "checkpoint.npz", **arrays)
+    with pytest.raises(RunDirectoryError, match="metrics row 1 is not the row of iteration 1"):
+        write_report([legacy], tmp_path / "r2")

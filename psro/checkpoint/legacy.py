@@ -62,6 +62,7 @@ def load_legacy(path: Path, config: RunConfig, networks: bool) -> tuple[RunState
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
         raise RunDirectoryError(f"checkpoint in {path} is incomplete: {err!r}") from None
+    check_rows(state, path)
     if state.table.shape != state.sizes:
         raise RunDirectoryError(f"checkpoint in {path}: payoff table shape does not match the "
                                 f"population")
@@ -74,3 +75,20 @@ def load_legacy(path: Path, config: RunConfig, networks: bool) -> tuple[RunState
     manifest = {"evaluation": evaluation, "infoset_digest": meta.get("infoset_digest"),
                 "infoset_keys": keys}
     return state, manifest, int(version)
+
+
+def check_rows(state: RunState, path: Path) -> None:
+    """Every metrics row is a table with its iteration number, every mixtures row a table with
+    one list of weights per player; :class:`RunDirectoryError` otherwise."""
+    for k, (row, mix) in enumerate(zip(state.metrics, state.mixture_history, strict=False)):
+        if not isinstance(row, dict) or row.get("iteration") != k:
+            raise RunDirectoryError(f"{path}: metrics row {k} is not the row of iteration {k}")
+        if not isinstance(mix, dict) or not isinstance(mix.get("mixtures"), list) \
+                or len(mix["mixtures"]) != state.num_players:
+            raise RunDirectoryError(f"{path}: mixtures row {k} does not hold one mixture per "
+                                    f"player")
+    if len(state.metrics) != state.iteration + 1 or \
+            len(state.mixture_history) != state.iteration + 1:
+        raise RunDirectoryError(f"{path}: {len(state.metrics)} metrics and "
+                                f"{len(state.mixture_history)} mixtures rows for "
+                                f"{state.iteration + 1} iterations")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from psro.checkpoint.legacy import LEGACY_VERSIONS, load_legacy
+from psro.checkpoint.legacy import LEGACY_VERSIONS, check_rows, load_legacy
 from psro.checkpoint.members import member_from_record, read_log
 from psro.checkpoint.writer import FORMAT_VERSION, VIEWS, RunWriter, _record_path, _Saved
 from psro.config import RunConfig
@@ -106,6 +106,9 @@ def load(path: str | Path, networks: bool = True) -> SavedRun:
     records = _read_records(path)
     try:
         state = _state_from_records(path, config, manifest, records, networks)
+        check_rows(state, path)
+    except RunDirectoryError:
+        raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
         raise RunDirectoryError(f"run files in {path} are inconsistent: {err!r}") from None
     return SavedRun(path, config, state, manifest, version, _Saved.from_meta(records[-1][0]))
