@@ -8,6 +8,7 @@ sees one kind of game.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ class CatalogEntry:
     build: Callable[..., list[np.ndarray]]
     defaults: dict[str, float | int]
     summary: str
+    strategies: Callable[..., int] | None = None
+    """Strategies per player for given parameters, known before building (None: unknown)."""
 
 
 def rock_paper_scissors() -> list[np.ndarray]:
@@ -95,12 +98,18 @@ CATALOG: dict[str, CatalogEntry] = {
     "rps": CatalogEntry(rock_paper_scissors, {}, "rock-paper-scissors"),
     "biased_rps": CatalogEntry(biased_rock_paper_scissors, {"a": 1.0, "b": 3.0, "c": 2.0},
                                "RPS with unequal stakes; Nash (1/2, 1/3, 1/6)"),
-    "disc": CatalogEntry(disc_game, {"n": 20, "seed": 0}, "the disc game: purely cyclic"),
-    "blotto": CatalogEntry(colonel_blotto, {"coins": 5, "fields": 3}, "Colonel Blotto"),
+    "disc": CatalogEntry(disc_game, {"n": 20, "seed": 0}, "the disc game: purely cyclic",
+                         lambda n, seed: n),
+    "blotto": CatalogEntry(colonel_blotto, {"coins": 5, "fields": 3}, "Colonel Blotto",
+                           lambda coins, fields: math.comb(coins + fields - 1, fields - 1)
+                           if coins >= 0 and fields >= 1 else 0),
     "random_zero_sum": CatalogEntry(random_zero_sum, {"n": 10, "m": 0, "seed": 0},
-                                    "random zero-sum matrix game"),
+                                    "random zero-sum matrix game",
+                                    lambda n, m, seed: max(n, m or n)),
     "random_general_sum": CatalogEntry(random_general_sum, {"n": 10, "m": 0, "seed": 0},
-                                       "random general-sum bimatrix game"),
+                                       "random general-sum bimatrix game",
+                                       lambda n, m, seed: max(n, m or n)),
     "spinning_top": CatalogEntry(spinning_top, {"n": 50, "cycle": 4.0, "seed": 0},
-                                 "transitive strength plus cycles in the middle"),
+                                 "transitive strength plus cycles in the middle",
+                                 lambda n, cycle, seed: n),
 }

@@ -44,6 +44,9 @@ class Game:
         return self.pyspiel_game.new_initial_state()
 
 
+MAX_STRATEGIES = 5_000
+"""Most strategies per player of a catalogue game (a 5,000 x 5,000 table is 200 MB)."""
+
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
 
 
@@ -205,6 +208,11 @@ def load(spec: str) -> Game:
     payoffs = None
     if match and name in CATALOG:
         params = _parse_params(name, match.group(2))
+        entry = CATALOG[name]
+        if entry.strategies is not None and entry.strategies(**params) > MAX_STRATEGIES:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            raise GameError(f"game {name!r} with {shown} has {entry.strategies(**params):,} "
+                            f"strategies per player; the limit is {MAX_STRATEGIES:,}")
         try:
             payoffs = [np.asarray(a, float) for a in CATALOG[name].build(**params)]
         except (ArithmeticError, ValueError, IndexError, MemoryError) as err:

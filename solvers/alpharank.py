@@ -36,6 +36,8 @@ the limit on one core)."""
 LOG_GTH_LIMIT = 600
 """Profiles up to which GTH runs on log-probabilities when transitions underflow (about 3 s at
 the limit)."""
+MAX_PROFILES = 20_000
+"""Largest chain solved (a sparse LU's fill-in makes larger ones take far too long)."""
 _LOG_FLOOR = -200.0
 """Below this log-probability a transition is handled in log space."""
 
@@ -143,6 +145,9 @@ def alpharank(payoffs, alpha: float = 100.0, population_size: int = 50,
     perturbation = _check_range(perturbation, "perturbation", 0.0, 1e-3)
     shape = arrays[0].shape
     n_states = int(np.prod(shape))
+    if n_states > MAX_PROFILES:
+        raise SolverError(f"alpha-rank of a {' x '.join(map(str, shape))} game has "
+                          f"{n_states:,} profiles; the limit is {MAX_PROFILES:,}")
     eta = 1.0 / sum(n - 1 for n in shape) if sum(n - 1 for n in shape) > 0 else 1.0
     states = np.arange(n_states)
     index = np.array(np.unravel_index(states, shape))  # (N, n_states)

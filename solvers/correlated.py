@@ -28,6 +28,10 @@ CE_RTOL = 1e-8
 OBJECTIVES = ("entropy", "gini", "welfare")
 
 
+MAX_CONSTRAINT_CELLS = 100_000_000
+"""Largest dense constraint matrix (constraints x profiles, 800 MB) the CE/CCE LPs build."""
+
+
 class CorrelatedEquilibrium(NamedTuple):
     """``joint`` has the game's shape and sums to 1; ``marginals`` are its per-player
     marginals; ``max_gain`` is the largest deviation gain (<= 0 up to tolerance)."""
@@ -65,6 +69,14 @@ def _solve(payoffs, objective: str, coarse: bool) -> CorrelatedEquilibrium:
     if objective not in OBJECTIVES:
         raise OptionError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     arrays = as_payoffs(payoffs)
+    shape = arrays[0].shape
+    rows = sum(n if coarse else n * (n - 1) for n in shape)
+    cells = rows * int(np.prod(shape))
+    if cells > MAX_CONSTRAINT_CELLS:
+        raise SolverError(f"the {'coarse ' if coarse else ''}correlated-equilibrium LP of a "
+                          f"{' x '.join(map(str, shape))} game has {rows:,} constraints over "
+                          f"{int(np.prod(shape)):,} profiles ({cells:,} matrix entries); the "
+                          f"limit is {MAX_CONSTRAINT_CELLS:,}")
     scale = payoff_scale(arrays)
     G = _deviation_rows(arrays, coarse) / scale
     h = np.zeros(G.shape[0])

@@ -56,6 +56,8 @@ def test_catalogue_shapes_and_structure():
     ("blotto(fields=0)", "cannot be built with coins=5, fields=0"),
     ("blotto(coins=-1)", "cannot be built with coins=-1"),
     ("biased_rps(a=nan)", "non-finite payoffs"),
+    ("blotto(coins=60,fields=6)", "8,259,888 strategies per player; the limit is 5,000"),
+    ("random_zero_sum(n=100000)", "100,000 strategies per player"),
 ])
 def test_catalogue_parameters_that_cannot_build_a_game(spec, match):
     with pytest.raises(games.GameError, match=match):

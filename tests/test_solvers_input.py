@@ -74,6 +74,8 @@ def test_solvers_import_alone():
     (lambda: solvers.zero_sum_nash(np.array([[1j, 0], [0, 1]])), "complex entries"),
     (lambda: solvers.zero_sum_nash([[10**400, 0], [0, 1]]), "too large for a 64-bit float"),
     (lambda: solvers.lemke_howson(np.eye(2), np.eye(3)), "must have the same shape"),
+    (lambda: solvers.get("ce")(np.zeros((400, 400))), "319,200 constraints .* the limit is"),
+    (lambda: solvers.get("alpharank")(np.zeros((400, 400))), "160,000 profiles; the limit"),
 ])
 def test_quietly_wrong_inputs_are_refused(call, match):
     with pytest.raises(solvers.ToolkitError, match=match):
