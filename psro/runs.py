@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from games import load
-from games.simulation import turn_based
 from psro import checkpoint
+from psro.context import GameContext
 from psro.errors import RunDirectoryError
 from psro.policies import MetaPolicy
 from psro.sequence_form import SequenceFormGame
@@ -38,10 +37,9 @@ class Run:
         """The game's sequence form, walked as the run played it (simultaneous moves made
         turn-based for rollout oracles)."""
         if self._tree is None:
-            game = load(self.config.game).pyspiel_game
-            if self._manifest.get("turn_based", self.config.oracle == "ppo"):
-                game = turn_based(game)
-            self._tree = SequenceFormGame(game, max_nodes=self.config.max_nodes)
+            play_turn_based = self._manifest.get("turn_based", self.config.oracle == "ppo")
+            context = GameContext.build(self.config, play_turn_based)
+            self._tree = context.require_tree("a tabular meta-policy")
             if self._tree.keys_digest() != self._manifest.get("infoset_digest"):
                 raise RunDirectoryError(f"{self.path}: policies do not match the game's "
                                         f"information sets")

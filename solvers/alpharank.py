@@ -50,21 +50,10 @@ class AlphaRank(NamedTuple):
     marginals: list[np.ndarray]
 
 
-def _fixation(f: np.ndarray, alpha: float, m: int) -> np.ndarray:
-    """Moran fixation probability, computed without overflow for any sign and size of f."""
-    out = np.full(f.shape, 1.0 / m)
-    pos = f > 0
-    neg = f < 0
-    a = alpha * f[pos]
-    out[pos] = -np.expm1(-a) / -np.expm1(-m * a)
-    g = -alpha * f[neg]  # > 0
-    # (e^{g} - 1) / (e^{m g} - 1) = e^{-(m-1) g} (1 - e^{-g}) / (1 - e^{-m g})
-    out[neg] = np.exp(-(m - 1) * g) * (-np.expm1(-g)) / (-np.expm1(-m * g))
-    return out
-
-
 def _log_fixation(f: np.ndarray, alpha: float, m: int) -> np.ndarray:
-    """log of :func:`_fixation`, finite for any f (no underflow)."""
+    """log of the Moran fixation probability, finite for any sign and size of f (no overflow,
+    no underflow). With ``g = -alpha f > 0``:
+    ``(e^g - 1) / (e^{m g} - 1) = e^{-(m - 1) g} (1 - e^{-g}) / (1 - e^{-m g})``."""
     out = np.full(f.shape, -np.log(m))
     pos, neg = f > 0, f < 0
     a = alpha * f[pos]
@@ -151,7 +140,7 @@ def alpharank(payoffs, alpha: float = 100.0, population_size: int = 50,
     eta = 1.0 / sum(n - 1 for n in shape) if sum(n - 1 for n in shape) > 0 else 1.0
     states = np.arange(n_states)
     index = np.array(np.unravel_index(states, shape))  # (N, n_states)
-    rows, cols, vals, log_vals = [], [], [], []
+    rows, cols, log_vals = [], [], []
     for k, n_k in enumerate(shape):
         own = arrays[k].ravel()
         for t in range(n_k):
@@ -162,21 +151,21 @@ def alpharank(payoffs, alpha: float = 100.0, population_size: int = 50,
             f = own[targets[moving]] - own[states[moving]]
             rows.append(states[moving])
             cols.append(targets[moving])
-            vals.append(eta * _fixation(f, alpha, m))
             log_vals.append(_log_fixation(f, alpha, m))
     rows = np.concatenate(rows) if rows else np.zeros(0, int)
     cols = np.concatenate(cols) if cols else np.zeros(0, int)
-    vals = np.concatenate(vals) if vals else np.zeros(0)
+    log_rates = np.log(eta) + (np.concatenate(log_vals) if log_vals else np.zeros(0))
+    vals = np.exp(log_rates)  # transition probabilities (0 where they underflow)
     if n_states == 1:
         pi = np.ones(1)
     elif perturbation == 0 and n_states <= GTH_LIMIT and \
-            np.log(eta) + min(v.min(initial=0.0) for v in log_vals) > _LOG_FLOOR:
+            log_rates.min(initial=0.0) > _LOG_FLOOR:
         p = np.zeros((n_states, n_states))
         p[rows, cols] = vals
         pi = _gth(p)
     elif perturbation == 0 and n_states <= LOG_GTH_LIMIT:
         log_p = np.full((n_states, n_states), -np.inf)
-        log_p[rows, cols] = np.log(eta) + np.concatenate(log_vals)
+        log_p[rows, cols] = log_rates
         pi = _log_gth(log_p)
     else:
         pi = _linear_stationary(rows, cols, vals, n_states, perturbation)
