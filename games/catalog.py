@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,6 +24,8 @@ class CatalogEntry:
     summary: str
     strategies: Callable[..., int] | None = None
     """Strategies per player for given parameters, known before building (None: unknown)."""
+    minimum: dict[str, float] = field(default_factory=dict)
+    """The smallest accepted value of each bounded parameter (others: any finite value)."""
 
 
 def rock_paper_scissors() -> list[np.ndarray]:
@@ -99,17 +101,19 @@ CATALOG: dict[str, CatalogEntry] = {
     "biased_rps": CatalogEntry(biased_rock_paper_scissors, {"a": 1.0, "b": 3.0, "c": 2.0},
                                "RPS with unequal stakes; Nash (1/2, 1/3, 1/6)"),
     "disc": CatalogEntry(disc_game, {"n": 20, "seed": 0}, "the disc game: purely cyclic",
-                         lambda n, seed: n),
+                         lambda n, seed: n, {"n": 1, "seed": 0}),
     "blotto": CatalogEntry(colonel_blotto, {"coins": 5, "fields": 3}, "Colonel Blotto",
-                           lambda coins, fields: math.comb(coins + fields - 1, fields - 1)
-                           if coins >= 0 and fields >= 1 else 0),
+                           lambda coins, fields: math.comb(coins + fields - 1, fields - 1),
+                           {"coins": 0, "fields": 1}),
     "random_zero_sum": CatalogEntry(random_zero_sum, {"n": 10, "m": 0, "seed": 0},
                                     "random zero-sum matrix game",
-                                    lambda n, m, seed: max(n, m or n)),
+                                    lambda n, m, seed: max(n, m or n),
+                                    {"n": 1, "m": 0, "seed": 0}),
     "random_general_sum": CatalogEntry(random_general_sum, {"n": 10, "m": 0, "seed": 0},
                                        "random general-sum bimatrix game",
-                                       lambda n, m, seed: max(n, m or n)),
+                                       lambda n, m, seed: max(n, m or n),
+                                       {"n": 1, "m": 0, "seed": 0}),
     "spinning_top": CatalogEntry(spinning_top, {"n": 50, "cycle": 4.0, "seed": 0},
                                  "transitive strength plus cycles in the middle",
-                                 lambda n, cycle, seed: n),
+                                 lambda n, cycle, seed: n, {"n": 2, "seed": 0}),
 }

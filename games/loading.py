@@ -72,6 +72,12 @@ def _parse_params(name: str, text: str | None) -> dict[str, float | int]:
         except ValueError:
             kind = "an integer" if isinstance(default, int) else "a number"
             raise GameError(f"parameter {key} of {name!r} must be {kind}; got {value!r}") from None
+        low = entry.minimum.get(key)
+        if not np.isfinite(params[key]) or (low is not None and params[key] < low):
+            bound = f" >= {low}" if low is not None else ""
+            kind = "an integer" if isinstance(default, int) else "a finite number"
+            raise GameError(f"parameter {key} of {name!r} must be {kind}{bound}; "
+                            f"got {value}")
     return params
 
 
@@ -87,6 +93,20 @@ def _from_payoffs(spec: str, arrays: list[np.ndarray]) -> pyspiel.Game:
 def _one_line(err: Exception) -> str:
     text = str(err).strip().splitlines()
     return text[-1] if text else type(err).__name__
+
+
+def _load_failure(spec: str, err: Exception) -> str:
+    """Why OpenSpiel refused ``spec``, in one line. A game read from a file (a ``filename``
+    parameter) names the file and never quotes it: parsers echo the offending line."""
+    try:
+        filename = pyspiel.game_parameters_from_string(spec).get("filename")
+    except Exception:  # noqa: BLE001 - already parsed once by _check_parameters
+        filename = None
+    if isinstance(filename, str):
+        if not os.path.isfile(filename):
+            return f"its file {filename} does not exist"
+        return f"its file {filename} is not in the format the game reads"
+    return _one_line(err)
 
 
 @contextlib.contextmanager
@@ -109,17 +129,23 @@ def _quiet_stderr():
 
 
 def register(name: str, build, defaults: dict[str, float | int] | None = None,
-             summary: str = "") -> None:
+             summary: str = "", minimum: dict[str, float] | None = None) -> None:
     """Add a normal-form game to the catalogue: ``build(**params)`` returns the per-player
     payoff arrays (``payoffs[p][i_0, ..., i_{N-1}]``), ``defaults`` names every parameter with
-    its default (an int default makes the parameter an integer), and ``load("name(k=v)")``
+    its default (an int default makes the parameter an integer), ``minimum`` the smallest
+    accepted value of bounded parameters (a smaller one is refused naming the parameter;
+    every value must be finite), and ``load("name(k=v)")``
     then builds it as a pyspiel matrix or tensor game. :class:`GameError` for a taken name
     (catalogue or OpenSpiel)."""
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise GameError(f"a game name must be an identifier; got {name!r}")
     if name in CATALOG or name in pyspiel.registered_names():
         raise GameError(f"game {name!r} is already registered")
-    CATALOG[name] = CatalogEntry(build, dict(defaults or {}), summary or name)
+    unknown = set(minimum or {}) - set(defaults or {})
+    if unknown:
+        raise GameError(f"minimum names parameters without a default: {sorted(unknown)}")
+    CATALOG[name] = CatalogEntry(build, dict(defaults or {}), summary or name,
+                                 minimum=dict(minimum or {}))
 
 
 def _check_parameters(name: str, spec: str) -> None:
@@ -238,7 +264,7 @@ def load(spec: str) -> Game:
             with _quiet_stderr():
                 game = pyspiel.load_game(spec)
         except Exception as err:  # pyspiel raises pyspiel.SpielError or RuntimeError
-            raise GameError(f"cannot load game {spec!r}: {_one_line(err)}") from None
+            raise GameError(f"cannot load game {spec!r}: {_load_failure(spec, err)}") from None
     try:
         with _quiet_stderr():
             game.new_initial_state()

@@ -76,7 +76,8 @@ def cmd_run(args) -> int:
         fixed = {"--game": args.game, "--oracle": args.oracle, "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
-                 "--config": args.config, "--tensorboard": args.tensorboard or None}
+                 "--config": args.config, "--tensorboard": args.tensorboard or None,
+                 "--overwrite": args.overwrite or None}
         given = [flag for flag, value in fixed.items() if value is not None]
         if given:
             raise CliError(f"{', '.join(given)} cannot change when a run is resumed (the run "
@@ -93,12 +94,12 @@ def cmd_run(args) -> int:
             raise CliError("--out DIR is required: the run directory to write")
         config = RunConfig.from_toml(args.config) if args.config else RunConfig()
         config = config.merged(_overrides(args))
-        if Path(args.out, "config.json").exists():
-            raise CliError(f"{args.out} already holds a run; use --resume to continue it or "
-                           f"choose another --out")
+        if Path(args.out, "config.json").exists() and not args.overwrite:
+            raise CliError(f"{args.out} already holds a run; use --resume to continue it, "
+                           f"--overwrite to replace it, or choose another --out")
         if not args.out.strip():
             raise CliError("--out needs a directory name (it was empty)")
-        run = PSRO(config=config, out=args.out, callbacks=callbacks)
+        run = PSRO(config=config, out=args.out, callbacks=callbacks, overwrite=args.overwrite)
         run.run()
     last = run.metrics[-1]
     print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
@@ -212,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target-exploitability", type=float, help="stop at or below this")
     run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace an earlier run in --out (a directory holding anything "
+                          "else is still refused)")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     run.add_argument("--tensorboard", action="store_true",
                      help="also write TensorBoard scalars under OUT/tensorboard")

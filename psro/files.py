@@ -65,6 +65,14 @@ def csv_rows(rows: list[dict], header: bool) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def file_digest(*paths: Path) -> str:
+    """SHA-256 over the bytes of ``paths`` in order (a network's ``.pt`` and ``.json``)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
+
+
 def checksum(meta: dict, arrays: dict[str, np.ndarray]) -> str:
     """SHA-256 over a JSON-able dict and named arrays (their bytes in key order)."""
     digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())

@@ -42,7 +42,8 @@ class PSRO:
     defaults) by :meth:`RunConfig.merged`, the same way ``--config`` files and command-line
     flags are. ``game`` may also be a loaded :class:`games.Game`.
 
-    ``out``: run directory; when given, every iteration is saved there (see
+    ``out``: run directory, missing or empty (``overwrite=True``: or holding an earlier run,
+    which is replaced); when given, every iteration is saved there (see
     :mod:`psro.checkpoint`) and :meth:`resume` continues from it. ``callbacks``: functions
     ``f(psro, row)`` called after every iteration with its metrics row.
 
@@ -55,7 +56,7 @@ class PSRO:
     def __init__(self, game: str | Game | None = None, oracle: str | None = None,
                  meta_solver: str | None = None, *, config: RunConfig | None = None,
                  out: str | Path | None = None, callbacks: tuple[Callback, ...] = (),
-                 **settings):
+                 overwrite: bool = False, **settings):
         if isinstance(game, Game):
             game = game.spec
         if config is not None and not isinstance(config, RunConfig):
@@ -66,7 +67,8 @@ class PSRO:
         self._start(parts.config, parts, RunState.empty(parts.context.num_players,
                                                         parts.evaluator.name), callbacks)
         if out is not None:
-            self.writer = checkpoint.RunWriter.create(out, self.config, parts.manifest())
+            self.writer = checkpoint.RunWriter.create(out, self.config, parts.manifest(),
+                                                      overwrite=overwrite)
             self._attach_tensorboard(out)
 
     def _start(self, config: RunConfig, parts: Parts, state: RunState,

@@ -119,6 +119,8 @@ class NeuralPolicy:
             net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]), hidden)
             state = torch.load(path.with_suffix(".pt"), weights_only=True)
             net.load_state_dict(state)
+            if not all(torch.isfinite(t).all() for t in net.state_dict().values()):
+                raise ValueError("the weights hold NaN or infinite values")
             player = int(meta.pop("player"))
         except Exception as err:  # missing keys, wrong shapes, unreadable or crafted weights
             raise RunDirectoryError(f"cannot load policy {path}: {type(err).__name__}: {err}") \

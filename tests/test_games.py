@@ -51,17 +51,34 @@ def test_catalogue_shapes_and_structure():
 
 @pytest.mark.parametrize("spec,match", [
     ("biased_rps(a=1,a=5)", "'a' of 'biased_rps' is given twice"),
-    ("disc(n=0)", "no strategies"),
-    ("disc(n=-1)", "cannot be built with n=-1"),
-    ("blotto(fields=0)", "cannot be built with coins=5, fields=0"),
-    ("blotto(coins=-1)", "cannot be built with coins=-1"),
-    ("biased_rps(a=nan)", "non-finite payoffs"),
+    ("disc(n=0)", "parameter n of 'disc' must be an integer >= 1; got 0"),
+    ("disc(n=-1)", "parameter n of 'disc' must be an integer >= 1; got -1"),
+    ("blotto(fields=0)", "parameter fields of 'blotto' must be an integer >= 1; got 0"),
+    ("blotto(coins=-1)", "parameter coins of 'blotto' must be an integer >= 0; got -1"),
+    ("biased_rps(a=nan)", "parameter a of 'biased_rps' must be a finite number; got nan"),
+    ("spinning_top(seed=-2)", "parameter seed of 'spinning_top' must be an integer >= 0"),
     ("blotto(coins=60,fields=6)", "8,259,888 strategies per player; the limit is 5,000"),
     ("random_zero_sum(n=100000)", "100,000 strategies per player"),
 ])
 def test_catalogue_parameters_that_cannot_build_a_game(spec, match):
     with pytest.raises(games.GameError, match=match):
         games.load(spec)
+
+
+def test_registered_builders_that_fail_or_return_nan_are_game_errors():
+    def fragile(k=1):
+        return [np.full((2, 2), np.nan)] * 2 if k == 2 else [np.eye(3)[: 3 // (k - 1)]] * 2
+
+    games.register("test_fragile", fragile, {"k": 3}, "fails on small k", minimum={"k": 0})
+    with pytest.raises(games.GameError, match="cannot be built with k=1: ZeroDivisionError"):
+        games.load("test_fragile(k=1)")
+    with pytest.raises(games.GameError, match="non-finite payoffs"):
+        games.load("test_fragile(k=2)")
+    with pytest.raises(games.GameError, match="parameter k of 'test_fragile' must be an "
+                                              "integer >= 0; got -1"):
+        games.load("test_fragile(k=-1)")
+    with pytest.raises(games.GameError, match="without a default"):
+        games.register("test_other", fragile, {"k": 3}, minimum={"j": 0})
 
 
 def test_parameters_openspiel_would_crash_on_are_refused(monkeypatch):

@@ -82,6 +82,8 @@ def test_psro_with_sampled_payoffs_and_approximate_exploitability(kuhn, tmp_path
         assert last[f"gain_p{p}"] <= true.gains[p] + 4 * last[f"gain_std_err_p{p}"]
     loaded = psro.load_run(tmp_path / "run")
     assert loaded.payoffs.counts.shape == (3, 3) and len(loaded.population[1]) == 3
+    header = (tmp_path / "run" / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert {"gain_std_err_p0", "gain_std_err_p1", "meta_game_nash_conv"} <= set(header)
 
 
 def test_sampled_run_resumes_exactly_on_either_backend(tmp_path):

@@ -150,3 +150,19 @@ def test_kill_9_at_any_moment_resumes_to_the_same_numbers(tmp_path):
     assert _numbers(resumed.metrics) == _numbers(full)
     lines = (out / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["iteration"] for line in lines] == list(range(201))
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: psro.PSRO(5), "game must be a non-empty game string; got 5"),
+    (lambda: psro.PSRO("kuhn_poker", config={"game": "rps"}), "config must be a RunConfig"),
+    (lambda: psro.PSRO("kuhn_poker").run(iterations=2.5),
+     "iterations must be a positive integer; got 2.5"),
+    (lambda: psro.PSRO("kuhn_poker").run(time_budget_s=-1),
+     "time_budget_s must be a positive number; got -1"),
+    (lambda: psro.PSRO("kuhn_poker").run(target_exploitability="abc"),
+     "target_exploitability must be a positive number"),
+    (lambda: psro.PSRO("kuhn_poker", iterations=True), "iterations must be a positive integer"),
+])
+def test_python_api_refuses_bad_arguments_with_the_toolkit_error(call, match):
+    with pytest.raises(psro.ConfigError, match=match):
+        call()

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from psro.errors import RunDirectoryError
+from psro.files import file_digest
 from psro.members import UniformMember
 from psro.policies import TabularPolicy
 
@@ -16,15 +18,24 @@ def network_path(directory: Path, player: int, index: int) -> Path:
     return Path(directory) / "networks" / f"player{player}_member{index}"
 
 
+def network_files(path: Path) -> tuple[Path, Path]:
+    """The two files of the network at ``path`` (weights, metadata), in digest order."""
+    return path.with_suffix(".pt"), path.with_suffix(".json")
+
+
 
 def member_from_record(path: Path, player: int, index: int, info: dict, table, networks: bool):
     """Rebuild one member from its record entry (and its network file)."""
     name, kind, has_network = info.pop("name"), info.pop("kind"), info.pop("network", False)
+    digest = info.pop("network_sha256", None)  # format 3 records vouch for their networks
     network = None
     if has_network and networks:
         from psro.neural import NeuralPolicy
 
-        network = NeuralPolicy.load(network_path(path, player, index))
+        where = network_path(path, player, index)
+        if digest is not None:
+            check_network_files(where, digest)
+        network = NeuralPolicy.load(where)
     if kind == "tabular":
         check_table(table, player, index)
         return TabularPolicy(player, table, name=name, metadata=info, network=network)
@@ -36,6 +47,17 @@ def member_from_record(path: Path, player: int, index: int, info: dict, table, n
     if kind == "uniform":
         return UniformMember(player)
     raise ValueError(f"member {index} of player {player} has unknown kind {kind!r}")
+
+
+def check_network_files(where: Path, digest: str) -> None:
+    """Refuse a network whose files are missing or are not the ones its record vouches for
+    (replaced, edited or left by another run)."""
+    missing = [str(f) for f in network_files(where) if not f.is_file()]
+    if missing:
+        raise RunDirectoryError(f"network file {missing[0]} is missing")
+    if file_digest(*network_files(where)) != digest:
+        raise RunDirectoryError(f"network files {where}.pt/.json are not the ones the run "
+                                f"wrote (their SHA-256 does not match the iteration record)")
 
 
 def check_table(table, player: int, index: int) -> None:

@@ -97,9 +97,12 @@ def load(path: str | Path, networks: bool = True) -> SavedRun:
         return SavedRun(path, config, state, manifest, version)
     try:
         manifest = json.loads(manifest_file.read_text())
-        version = manifest.pop("format_version")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, KeyError) as err:
-        raise RunDirectoryError(f"{manifest_file} is corrupt: {err!r}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunDirectoryError(f"{manifest_file} is corrupt: {err}") from None
+    if not isinstance(manifest, dict) or "format_version" not in manifest:
+        raise RunDirectoryError(f"{manifest_file} is corrupt: it must hold a table with a "
+                                f"format_version")
+    version = manifest.pop("format_version")
     if version != FORMAT_VERSION:
         raise RunDirectoryError(f"{path} has format version {version!r}; this toolkit reads "
                                 f"{', '.join(map(str, (*LEGACY_VERSIONS, FORMAT_VERSION)))}")

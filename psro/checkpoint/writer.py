@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from psro.checkpoint.members import network_path
+from psro.checkpoint.members import network_files, network_path
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.files import (
@@ -19,6 +20,7 @@ from psro.files import (
     atomic_write_text,
     checksum,
     csv_rows,
+    file_digest,
     jsonl,
 )
 from psro.members import network_of
@@ -28,6 +30,36 @@ from psro.state import RunState
 FORMAT_VERSION = 3
 VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
 """Files appended after every iteration; each record holds their lengths."""
+
+
+RUN_FILES = frozenset({"config.json", "run.json", ".lock", "iterations", "networks",
+                       "tensorboard", "report", *VIEWS, "checkpoint.npz", "payoffs.npz",
+                       "population.npz", "population.json", "ppo_log.jsonl"})
+"""What a run directory of any format holds (``report`` is ``psro report``'s default)."""
+
+
+def _check_replaceable(path: Path) -> None:
+    """``--overwrite`` replaces a run and only a run: refuse a directory without a run's
+    ``config.json`` or holding anything a run does not write."""
+    if not path.is_dir() or not (path / "config.json").is_file():
+        raise RunDirectoryError(f"{path} does not hold a run; --overwrite only replaces an "
+                                f"earlier run directory")
+    foreign = sorted(entry.name for entry in path.iterdir() if entry.name not in RUN_FILES
+                     and not (entry.name.startswith(".") and entry.name.endswith(".tmp")))
+    if foreign:
+        raise RunDirectoryError(f"{path} holds files a run does not write ({foreign[0]}"
+                                f"{', ...' if len(foreign) > 1 else ''}); --overwrite only "
+                                f"replaces an earlier run directory, so nothing was removed")
+
+
+def _remove_run_files(path: Path) -> None:
+    for entry in path.iterdir():
+        if entry.name == ".lock":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 def _record_path(directory: Path, iteration: int) -> Path:
@@ -64,21 +96,30 @@ class RunWriter:
         self.lock = DirectoryLock(self.path)
 
     @classmethod
-    def create(cls, path: str | Path, config: RunConfig, manifest: dict) -> RunWriter:
+    def create(cls, path: str | Path, config: RunConfig, manifest: dict,
+               overwrite: bool = False) -> RunWriter:
         """Start a run directory, which must be missing or empty: ``config.json`` and
         ``run.json``. ``manifest`` holds the evaluation name and, for exact runs, the
-        information-state keys. :class:`RunDirectoryError` for anything else."""
+        information-state keys. With ``overwrite`` the directory may instead hold an earlier
+        run (and nothing else), whose files are removed once its lock is taken.
+        :class:`RunDirectoryError` for anything else."""
         path = Path(path)
         if not str(path).strip():
             raise RunDirectoryError("the run directory must be named (it was empty)")
-        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        replace = overwrite and path.is_dir() and any(path.iterdir())
+        if replace:
+            _check_replaceable(path)
+        elif path.exists() and (not path.is_dir() or any(path.iterdir())):
             kind = "a directory that is not empty" if path.is_dir() else "not a directory"
+            hint = " (or --overwrite to replace an earlier run there)" if path.is_dir() else ""
             raise RunDirectoryError(f"{path} is {kind}; a new run needs a missing or empty "
-                                    f"directory")
+                                    f"directory{hint}")
         try:
             path.mkdir(parents=True, exist_ok=True)
             writer = cls(path)
             writer.lock.acquire()
+            if replace:
+                _remove_run_files(path)
             atomic_write_text(path / "config.json", config.to_json())
             atomic_write_text(path / "run.json",
                               json.dumps({"format_version": FORMAT_VERSION, **manifest}))
@@ -124,12 +165,15 @@ class RunWriter:
             for index in range(sizes_before[p], sizes[p]):
                 member = pop[index]
                 network = network_of(member)
+                vouched = {}
                 if network is not None:
-                    network.save(network_path(self.path, p, index))
+                    where = network_path(self.path, p, index)
+                    network.save(where)
+                    vouched = {"network_sha256": file_digest(*network_files(where))}
                 if member.kind == "tabular":
                     arrays[f"table_{p}_{index}"] = member.probs
                 joined.append({"name": member.name, "kind": member.kind,
-                               "network": network is not None, **member.metadata})
+                               "network": network is not None, **vouched, **member.metadata})
             members.append(joined)
         for b, block in enumerate(PayoffTable.new_blocks(sizes_before, sizes)):
             values, counts, errors = state.table.block(block)
