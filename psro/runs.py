@@ -12,7 +12,8 @@ from psro.sequence_form import SequenceFormGame
 
 
 class Run:
-    """A run read from its directory: ``config``, ``metrics`` (one row per iteration),
+    """A run read from its directory: ``config``, ``iteration`` (the last one saved),
+    ``metrics`` (one row per iteration),
     ``population`` (per player, its members), ``payoffs`` (the
     :class:`~psro.payoffs.PayoffTable`), ``mixtures`` (the final meta-strategies),
     ``mixture_history``, ``evaluation`` (``"exact"`` or ``"sampled"``) and
@@ -23,6 +24,7 @@ class Run:
         self.path = Path(path)
         self.config = saved.config
         self.state = saved.state
+        self.iteration = saved.state.iteration
         self.evaluation = saved.state.evaluation
         self.metrics = saved.state.metrics
         self.mixtures = saved.state.mixtures

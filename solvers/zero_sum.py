@@ -179,7 +179,11 @@ def zero_sum_nash(A) -> ZeroSumSolution:
         x = np.full(n, 1.0 / n)
         y = np.full(m, 1.0 / m)
         return ZeroSumSolution(x, y, float(x @ A @ y))
-    M = (A - lo) / (hi - lo) + 0.1  # in [0.1, 1.1]: strictly positive
+    lo_s, hi_s = lo / scale, hi / scale
+    if np.isfinite(hi - lo):
+        M = (A - lo) / (hi - lo) + 0.1  # in [0.1, 1.1]: strictly positive
+    else:  # entries near +-1.8e308: scaled by max|A| first, as hi - lo overflows
+        M = (A / scale - lo_s) / (hi_s - lo_s) + 0.1
     if min(n, m) > _GENERATION_MIN_SIZE:
         x, y = _constraint_generation(M)
     else:
@@ -190,9 +194,10 @@ def zero_sum_nash(A) -> ZeroSumSolution:
         gap2 = _gap(M, x2, y2)
         if gap2 < gap:
             x, y, gap = x2, y2, gap2
-    if gap * (hi - lo) > ZERO_SUM_RTOL * scale:
+    if gap * (hi_s - lo_s) > ZERO_SUM_RTOL:
         raise SolverError(
-            f"zero-sum LP solution misses its tolerance: NashConv {gap * (hi - lo):.3g} > "
+            f"zero-sum LP solution misses its tolerance: NashConv "
+            f"{gap * (hi_s - lo_s) * scale:.3g} > "
             f"{ZERO_SUM_RTOL} * max|A| = {ZERO_SUM_RTOL * scale:.3g}"
         )
     return ZeroSumSolution(x, y, float(x @ A @ y))

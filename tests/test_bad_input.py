@@ -206,3 +206,26 @@ def test_crafted_networks_are_refused_by_name(craft, legacy_match, ppo_runs):
             psro.load_run(run)
         with pytest.raises(RunDirectoryError):
             psro.PSRO.resume(run)
+
+
+def test_a_full_disk_keeps_the_iterations_already_written(sandbox, monkeypatch, capsys):
+    import errno
+
+    import psro.checkpoint.writer as writer
+
+    real_write = writer.atomic_write_bytes
+
+    def no_space(path, write):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer, "atomic_write_bytes", no_space)
+    before = _snapshot(sandbox / "run" / "iterations")
+    assert main(["run", "--resume", "--out", "run", "--iterations", "4", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot write iteration 3" in err[0], err
+    assert "No space left on device; the files of the iterations before it are kept" in err[0]
+    assert _snapshot(sandbox / "run" / "iterations") == before
+    monkeypatch.setattr(writer, "atomic_write_bytes", real_write)
+    assert psro.load_run("run").iteration == 2
+    assert main(["run", "--resume", "--out", "run", "--iterations", "4", "--quiet"]) == 0
+    assert psro.load_run("run").iteration == 4

@@ -80,3 +80,11 @@ def test_solvers_import_alone():
 def test_quietly_wrong_inputs_are_refused(call, match):
     with pytest.raises(solvers.ToolkitError, match=match):
         call()
+
+
+def test_payoffs_near_the_float_limit_are_solved_not_refused():
+    big = 1.7e308  # max|A| - min A overflows a float; the solver scales first
+    A = np.array([[big, -big, 0.0], [-big, big, 0.0]])
+    x, y, value = solvers.zero_sum_nash(A)
+    assert np.allclose(x, [0.5, 0.5]) and np.allclose(y, [0.5, 0.5, 0.0])
+    assert abs(value) <= 1e-9 * big
