@@ -13,10 +13,17 @@ from psro.errors import (
     ConfigError,
     GameTooLargeError,
     MetaSolverError,
+    PolicyError,
     RunDirectoryError,
     ToolkitError,
 )
-from psro.exploitability import Exploitability, exact_exploitability
+from psro.exploitability import (
+    Exploitability,
+    PolicyExploitability,
+    exact_exploitability,
+    exploitability,
+    game_tree,
+)
 from psro.loop import PSRO
 from psro.payoffs import PayoffTable
 from psro.policies import (
@@ -31,7 +38,8 @@ from psro.sequence_form import SequenceFormGame
 
 __all__ = [
     "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy", "MetaSolverError",
-    "PSRO", "PayoffTable", "Run", "RunConfig", "RunDirectoryError", "SequenceFormGame",
-    "TabularPolicy", "ToolkitError", "backends", "exact_exploitability", "from_openspiel",
-    "load_run", "oracles", "to_openspiel", "to_openspiel_tabular",
+    "PSRO", "PayoffTable", "PolicyError", "PolicyExploitability", "Run", "RunConfig",
+    "RunDirectoryError", "SequenceFormGame", "TabularPolicy", "ToolkitError", "backends",
+    "exact_exploitability", "exploitability", "from_openspiel", "game_tree", "load_run",
+    "oracles", "to_openspiel", "to_openspiel_tabular",
 ]

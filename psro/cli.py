@@ -1,4 +1,5 @@
-"""The ``psro`` command: ``psro run``, ``psro report``, ``psro solve``, ``psro games``.
+"""The ``psro`` command: ``psro run``, ``psro report``, ``psro solve``, ``psro exploitability``,
+``psro games``.
 
 Every bad input exits with status 2 and one line on stderr naming the problem; no traceback.
 """
@@ -230,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("dirs", nargs="+", help="run directories (several: overlaid curves)")
     report.add_argument("--out", help="output folder (default: DIR/report of the first run)")
     report.set_defaults(func=cmd_report)
+    from psro import cli_exploitability
+
+    cli_exploitability.add_parser(sub)
     games = sub.add_parser("games", help="list the games")
     games.set_defaults(func=cmd_games)
     return parser

@@ -26,9 +26,15 @@ class GameTooLargeError(ToolkitError, ValueError):
     """The game tree exceeds the walk budget; exact methods are not available for it."""
 
 
+class PolicyError(ToolkitError, ValueError):
+    """A policy that cannot be evaluated: an information set it does not cover, probabilities
+    that are not a distribution over the legal actions, or an object that is not a policy. The
+    message names the first information state at fault."""
+
+
 class NotPerfectRecallError(ToolkitError, ValueError):
     """An information set is reached by two different own-action histories."""
 
 
 __all__ = ["ConfigError", "GameTooLargeError", "MetaSolverError", "NotPerfectRecallError",
-           "RunDirectoryError", "ToolkitError"]
+           "PolicyError", "RunDirectoryError", "ToolkitError"]

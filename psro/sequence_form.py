@@ -113,6 +113,7 @@ class SequenceFormGame:
         del self._seq_infoset, self._seq_action, self._seq_depth, self._leaf_chance
         del self._leaf_seqs, self._leaf_returns
         self._representatives: dict[int, list[pyspiel.State]] = {}
+        self._response_orders: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
 
     # -- the walk ---------------------------------------------------------------------------
     def _infoset(self, state: pyspiel.State, player: int, parent_seq: int) -> int:
@@ -270,6 +271,23 @@ class SequenceFormGame:
             out[(slice(None),) + index] = self.leaf_returns @ weight
         return out
 
+    def _response_order(self, player: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        """For best responses: the sequence of each (infoset, action) (-1 where illegal), and
+        the infosets grouped by the depth of the sequence leading to them, deepest group first,
+        each in descending index order. All infosets below a sequence share its group, so
+        adding a group's values with ``np.add.at`` sums exactly as one infoset at a time in
+        reverse discovery order does."""
+        if player not in self._response_orders:
+            tree = self.players[player]
+            table = np.full((tree.num_infosets, self.num_actions), -1, dtype=np.int64)
+            for i, seqs in enumerate(tree.seq_of):
+                for action, seq in seqs.items():
+                    table[i, action] = seq
+            depth = tree.seq_depth[tree.parent_seq]
+            levels = [np.flatnonzero(depth == d)[::-1] for d in np.unique(depth)[::-1]]
+            self._response_orders[player] = (table, levels)
+        return self._response_orders[player]
+
     def best_response(self, player: int, plans: list[np.ndarray]) -> tuple[np.ndarray, float]:
         """A deterministic best response of ``player`` to the other players' plans.
 
@@ -285,11 +303,11 @@ class SequenceFormGame:
         value = np.bincount(self.leaf_seqs[player], weights=weight,
                             minlength=tree.num_sequences)
         probs = np.zeros((tree.num_infosets, self.num_actions))
-        for i in range(tree.num_infosets - 1, -1, -1):
-            legal = tree.legal[i]
-            seqs = [tree.seq_of[i][int(a)] for a in legal]
-            values = value[seqs]
-            best = int(np.argmax(values))
-            probs[i, legal[best]] = 1.0
-            value[tree.parent_seq[i]] += values[best]
+        seq_table, levels = self._response_order(player)
+        for infosets in levels:
+            seqs = seq_table[infosets]
+            values = np.where(seqs >= 0, value[seqs], -np.inf)
+            best = np.argmax(values, axis=1)  # the lowest action id among ties
+            probs[infosets, best] = 1.0
+            np.add.at(value, tree.parent_seq[infosets], values[np.arange(len(best)), best])
         return probs, float(value[0])

@@ -72,37 +72,48 @@ class SampledEvaluator:
                 **{f"gain_std_err_p{p}": None for p in range(n)}}
 
     def finish(self, state: RunState, backend: Backend) -> dict:
-        """Approximate exploitability of the final meta-policy.
-
-        For each player a fresh PPO best response (the run's PPO options, its own seed) is
-        trained against the others' meta-policy; its gain over the meta-policy's value, both
-        estimated by Monte Carlo, is a *lower bound* on that player's true gain (the response
-        is approximate)."""
-        from psro.ppo import train_best_response
-
-        n, it = state.num_players, state.iteration
+        """Approximate exploitability of the final meta-policy (:func:`ppo_lower_bound`,
+        seeded from the run's seed and iteration)."""
         seats = [[m.actor(None) for m in pop] for pop in state.populations]
-        seed = derive_seed(self.seed, 10**6 + it, 0)
-        base = monte_carlo.estimate(self.game, seats, state.mixtures, seed, **self.options)
-        tasks = [Task(train_best_response, (self.game, p, seats, state.mixtures, self.ppo,
-                                            derive_seed(self.seed, 10**6 + it, p + 1), None,
-                                            {"purpose": "exploitability"}))
-                 for p in range(n)]
-        responses = backend.run(tasks)
-        gains, errors = [], []
-        for p, (network, _) in enumerate(responses):
-            probe = [list(pop) for pop in seats]
-            probe[p] = [network]
-            weights = list(state.mixtures)
-            weights[p] = np.ones(1)
-            est = monte_carlo.estimate(self.game, probe, weights, seed + p + 1, **self.options)
-            gains.append(max(0.0, float(est.mean[p] - base.mean[p])))
-            errors.append(float(np.hypot(est.std_err[p], base.std_err[p])))
-        return {"exploitability": sum(gains) / n, "nash_conv": sum(gains),
-                "exploitability_kind": "approximate_lower_bound",
-                **{f"gain_p{p}": g for p, g in enumerate(gains)},
-                **{f"gain_std_err_p{p}": e for p, e in enumerate(errors)},
-                **{f"value_p{p}": float(v) for p, v in enumerate(base.mean)}}
+        seeds = [derive_seed(self.seed, 10**6 + state.iteration, p)
+                 for p in range(len(seats) + 1)]
+        return ppo_lower_bound(self.game, seats, state.mixtures, self.ppo, seeds, self.options,
+                               backend)
+
+
+def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PPOConfig,
+                    seeds: list[int], options: dict, backend: Backend) -> dict:
+    """A lower bound on the NashConv of players mixing the actors ``seats[q]`` by
+    ``mixtures[q]``.
+
+    For each player a fresh PPO best response (``ppo``'s options and budget, its own seed) is
+    trained against the others; its gain over the profile's value, both estimated by Monte
+    Carlo (``options``: :func:`psro.monte_carlo.estimate`'s), is a *lower bound* on that
+    player's true gain (the response is approximate). ``seeds[0]`` seeds the estimates,
+    ``seeds[p + 1]`` player p's training. Returns a metrics row: exploitability,
+    nash_conv, gain_p*, gain_std_err_p*, value_p*, exploitability_kind."""
+    from psro.ppo import train_best_response
+
+    n, seed = len(seats), seeds[0]
+    base = monte_carlo.estimate(game, seats, mixtures, seed, **options)
+    tasks = [Task(train_best_response, (game, p, seats, mixtures, ppo, seeds[p + 1], None,
+                                        {"purpose": "exploitability"}))
+             for p in range(n)]
+    responses = backend.run(tasks)
+    gains, errors = [], []
+    for p, (network, _) in enumerate(responses):
+        probe = [list(pop) for pop in seats]
+        probe[p] = [network]
+        weights = list(mixtures)
+        weights[p] = np.ones(1)
+        est = monte_carlo.estimate(game, probe, weights, seed + p + 1, **options)
+        gains.append(max(0.0, float(est.mean[p] - base.mean[p])))
+        errors.append(float(np.hypot(est.std_err[p], base.std_err[p])))
+    return {"exploitability": sum(gains) / n, "nash_conv": sum(gains),
+            "exploitability_kind": "approximate_lower_bound",
+            **{f"gain_p{p}": g for p, g in enumerate(gains)},
+            **{f"gain_std_err_p{p}": e for p, e in enumerate(errors)},
+            **{f"value_p{p}": float(v) for p, v in enumerate(base.mean)}}
 
 
 def _estimate_profile(game, actors: list, seed: int, options: dict) -> monte_carlo.Estimate:
