@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint docs bench clean
 
 install: $(STAMP)
 
@@ -23,7 +23,13 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check solvers games psro experiments tests
 
-test: lint
+# API reference from the docstrings (pdoc): build/docs/index.html. A docstring or annotation
+# pdoc cannot read is a warning, and a warning fails the build.
+docs: $(STAMP)
+	rm -rf build/docs
+	$(PY) -W error -m pdoc --docformat restructuredtext -o build/docs psro solvers games
+
+test: lint docs
 	$(PY) -m pytest
 
 # Benchmarks need the bench extra (cvxpy, ECOS for OpenSpiel's LP). BENCH_ARGS=--quick for a

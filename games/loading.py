@@ -41,6 +41,7 @@ class Game:
     payoffs: list[np.ndarray] | None = None
 
     def new_initial_state(self) -> pyspiel.State:
+        """A fresh initial state of the game."""
         return self.pyspiel_game.new_initial_state()
 
 

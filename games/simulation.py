@@ -82,6 +82,7 @@ class VectorGame:
 
     @property
     def num_envs(self) -> int:
+        """How many games are stepped together."""
         return len(self.states)
 
     def _resolve_chance(self, i: int) -> None:
@@ -90,6 +91,7 @@ class VectorGame:
             state.apply_action(sample_chance(state, self.rng.random()))
 
     def current_players(self) -> np.ndarray:
+        """The player to move in each game (``-4``, pyspiel's terminal id, where finished)."""
         return np.array([s.current_player() for s in self.states], dtype=np.int64)
 
     def tensors(self, idx: np.ndarray, player: int, observations: bool = True
@@ -110,6 +112,7 @@ class VectorGame:
         return obs, mask
 
     def step(self, idx: np.ndarray, actions: np.ndarray) -> None:
+        """Apply ``actions[k]`` in game ``idx[k]`` (chance outcomes after it are sampled)."""
         for i, a in zip(idx, actions, strict=True):
             self.states[i].apply_action(int(a))
             self._resolve_chance(int(i))
@@ -119,6 +122,7 @@ class VectorGame:
         return np.array([self.states[i].returns() for i in idx], dtype=np.float64)
 
     def reset(self, idx: np.ndarray) -> None:
+        """Start new episodes in the games ``idx``."""
         for i in idx:
             self.states[i] = self.game.new_initial_state()
             self._resolve_chance(int(i))

@@ -12,8 +12,6 @@ own seed, so the backend never changes a run's numbers. A backend has ``run(task
   halves. A single task runs in this process.
 """
 
-from __future__ import annotations
-
 import multiprocessing
 import os
 import pickle
@@ -38,9 +36,11 @@ class Backend(Protocol):
     name: str
     workers: int
 
-    def run(self, tasks: Sequence[Task]) -> list[Any]: ...
+    def run(self, tasks: Sequence[Task]) -> list[Any]:
+        """Run the tasks; their results in task order."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the workers (no-op where there are none)."""
 
 
 class LocalBackend:
@@ -52,9 +52,11 @@ class LocalBackend:
         self.workers = 1
 
     def run(self, tasks: Sequence[Task]) -> list[Any]:
+        """Run each task in this process, in order."""
         return [task.fn(*task.args) for task in tasks]
 
     def close(self) -> None:
+        """Nothing to release."""
         pass
 
 
@@ -77,6 +79,8 @@ class ProcessBackend:
         self._pool: ProcessPoolExecutor | None = None
 
     def run(self, tasks: Sequence[Task]) -> list[Any]:
+        """Run the tasks on the worker pool; a broken pool (a killed worker) is restarted and
+        its tasks retried."""
         if len(tasks) <= 1 or self.workers == 1:
             return LocalBackend().run(tasks)
         blobs = [pickle.dumps(tuple(task), _PROTOCOL) for task in tasks]
@@ -101,6 +105,7 @@ class ProcessBackend:
                                 f"{self.RETRIES + 1} times")
 
     def close(self) -> None:
+        """Shut the worker pool down."""
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None

@@ -67,6 +67,7 @@ def _overrides(args) -> dict:
 
 
 def cmd_run(args) -> int:
+    """``psro run``: a new run, or ``--resume``."""
     from psro.config import RunConfig
     from psro.loop import PSRO
 
@@ -146,6 +147,7 @@ def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
 
 
 def cmd_solve(args) -> int:
+    """``psro solve``: solve a normal-form game from a file."""
     import solvers
 
     payoffs = _read_payoff_file(args.file)
@@ -163,15 +165,24 @@ def cmd_solve(args) -> int:
 
 
 def cmd_report(args) -> int:
+    """``psro report``: reports, figures and tables for run directories."""
     from psro.report import write_report
 
     out = args.out or str(Path(args.dirs[0]) / "report")
-    md, html_file = write_report(args.dirs, out)
-    print(f"wrote {md} and {html_file}")
+    labels = {}
+    for text in args.label or []:
+        directory, sep, label = text.partition("=")
+        if not sep or not directory.strip() or not label.strip():
+            raise CliError(f"--label needs DIR=TEXT; got {text!r}")
+        labels[directory.strip()] = label.strip()
+    formats = [f.strip() for text in args.format or [] for f in text.split(",") if f.strip()]
+    md, html_file = write_report(args.dirs, out, labels, tuple(formats) or ("png",))
+    print(f"wrote {md}, {html_file}, table.tex, table.csv and the figures in {out}")
     return 0
 
 
 def cmd_games(args) -> int:
+    """``psro games``: the catalogue and OpenSpiel's registered games."""
     import pyspiel
 
     from games import CATALOG
@@ -189,6 +200,7 @@ def cmd_games(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``psro`` argument parser."""
     import solvers
 
     parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles")
@@ -227,9 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--option", action="append", metavar="KEY=VALUE",
                        help="solver option, repeatable")
     solve.set_defaults(func=cmd_solve)
-    report = sub.add_parser("report", help="write report.md and report.html for runs")
-    report.add_argument("dirs", nargs="+", help="run directories (several: overlaid curves)")
+    report = sub.add_parser("report", help="write report.md, report.html, figures and "
+                                           "tables for runs")
+    report.add_argument("dirs", nargs="+", help="run directories; runs differing only in "
+                                                "the seed are aggregated")
     report.add_argument("--out", help="output folder (default: DIR/report of the first run)")
+    report.add_argument("--label", action="append", metavar="DIR=TEXT",
+                        help="label of DIR's group in figures and tables, repeatable")
+    report.add_argument("--format", action="append", metavar="FMT",
+                        help="figure formats: png (always written), pdf, svg; repeatable or "
+                             "comma-separated")
     report.set_defaults(func=cmd_report)
     from psro import cli_exploitability
 

@@ -116,6 +116,7 @@ class RunConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
+        """The config as a plain dict (option tables included)."""
         return dataclasses.asdict(self)
 
     @classmethod
@@ -134,6 +135,8 @@ class RunConfig:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> RunConfig:
+        """Read a TOML file of RunConfig fields (:class:`ConfigError` naming the file and the
+        problem)."""
         path = Path(path)
         try:
             data = tomllib.loads(path.read_text())
@@ -148,6 +151,7 @@ class RunConfig:
         return cls.from_dict(data, source=str(path))
 
     def to_json(self) -> str:
+        """The config as indented JSON (``config.json``)."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 

@@ -45,6 +45,7 @@ class GameContext:
 
     @property
     def num_players(self) -> int:
+        """Players of the game."""
         return self.play_game.num_players()
 
     def require_tree(self, purpose: str) -> SequenceFormGame:

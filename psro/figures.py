@@ -1,9 +1,11 @@
 """The figures of ``psro report``, drawn without pyplot (no plotting backend is chosen or
-changed in the caller's process). Each ``plot_*`` function takes run records (config, metrics,
-mixtures, payoffs; see :class:`psro.report.RunRecord`) and writes one PNG."""
+changed in the caller's process). Each ``plot_*`` function takes run groups or records
+(config, metrics, mixtures, payoffs; see :mod:`psro.groups` and :class:`psro.report.RunRecord`)
+and writes one figure as ``path`` (PNG) plus a copy in each extra format (``pdf``, ``svg``)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -37,48 +39,57 @@ def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, squeez
     return fig, fig.subplots(rows, cols, squeeze=squeeze)
 
 
-def save_figure(fig, path: Path) -> None:
-    """Lay the figure out and write it (PNG at 110 dpi)."""
+FORMATS = ("png", "pdf", "svg")
+"""Figure formats ``psro report --format`` accepts (PNG is always written: HTML embeds it)."""
+
+
+def save_figure(fig, path: Path, formats: tuple[str, ...] = ()) -> None:
+    """Lay the figure out and write it as ``path`` (PNG at 110 dpi) and in each of
+    ``formats`` beside it (vector PDF or SVG, text kept as text)."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    for fmt in formats:
+        if fmt != "png":
+            fig.savefig(Path(path).with_suffix(f".{fmt}"))
 
 
-def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path) -> None:
+def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path,
+                   formats: tuple[str, ...]) -> None:
     style_log_axis(ax, xlabel, ylabel)
-    save_figure(fig, path)
+    save_figure(fig, path, formats)
 
 
-def plot_curves(records: list, x_key: str, path: Path) -> None:
+def plot_group_curves(curves: list[tuple[str, object, bool]], xlabel: str, ylabel: str,
+                      path: Path, formats: tuple[str, ...] = ()) -> None:
+    """One line per group (``(label, Curve, approximate)``): the mean across seeds, with its
+    95% interval shaded where there are two seeds or more (on the log axis, an interval whose
+    lower end is at or below half the smallest mean is drawn to the bottom of the axis).
+    Approximate values (lower bounds) are drawn as hollow markers."""
     fig, ax = new_figure(7, 4.2)
-    for rec in records:
-        rows = [r for r in rec.metrics if r.get("exploitability") is not None]
-        if not rows:
+    means = np.concatenate([c.mean for _, c, _ in curves])
+    floor = 0.5 * float(_positive(means).min()) if len(means) else 1e-16
+    for label, curve, approx in curves:
+        shown = f"{plain_text(label)} (n={curve.n})" if curve.n > 1 else plain_text(label)
+        if approx:
+            ax.plot(curve.x, _positive(curve.mean), linestyle="none", marker="o",
+                    markerfacecolor="none", label=f"{shown} (approximate: lower bound)")
             continue
-        x = np.array([r[x_key] for r in rows], dtype=float)
-        y = _positive(np.array([r["exploitability"] for r in rows], dtype=float))
-        approx = np.array([r.get("exploitability_kind") == "approximate_lower_bound"
-                           for r in rows])
-        line, = ax.plot(x[~approx], y[~approx], marker=".", label=rec.label)
-        if approx.any():
-            ax.plot(x[approx], y[approx], linestyle="none", marker="o", markerfacecolor="none",
-                    color=line.get_color(), label=f"{rec.label} (approximate: lower bound)")
-    _save_log_plot(fig, ax, "iteration" if x_key == "iteration" else "wall time (s)",
-                   "exploitability (NashConv / players)", path)
+        style = {"marker": "."} if len(curve.x) <= 60 else {}
+        line, = ax.plot(curve.x, _positive(curve.mean), label=shown, **style)
+        if curve.n > 1:
+            ax.fill_between(curve.x, np.maximum(curve.low, floor), curve.high,
+                            color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.set_ylim(bottom=floor)
+    _save_log_plot(fig, ax, xlabel, ylabel, path, formats)
 
 
-def plot_gains(records: list, path: Path) -> None:
-    fig, ax = new_figure(7, 4.2)
-    for rec in records:
-        players = sorted(k for k in rec.metrics[0] if k.startswith("gain_p")
-                         and not k.startswith("gain_std"))
-        for key in players:
-            its, vals, approx = rec.series(key)
-            if len(its):
-                ax.plot(its, _positive(vals), marker=".", label=f"{rec.label}: {key[5:]}")
-    _save_log_plot(fig, ax, "iteration", "best-response gain per player", path)
+HEATMAP_MEMBERS = 20
+"""Populations larger than this have their meta-strategies drawn as a heatmap."""
 
 
-def plot_mixtures(rec, path: Path) -> None:
+def plot_mixtures(rec, path: Path, formats: tuple[str, ...] = ()) -> Figure:
+    """Each player's meta-strategy by iteration: stacked areas for up to
+    :data:`HEATMAP_MEMBERS` members, else a heatmap (iteration x member, weight as colour)."""
     players = len(rec.mixtures[-1])
     fig, axes = new_figure(4.5 * players, 3.6, 1, players, squeeze=False)
     for p in range(players):
@@ -87,33 +98,52 @@ def plot_mixtures(rec, path: Path) -> None:
         for t, mix in enumerate(rec.mixtures):
             table[t, :len(mix[p])] = mix[p]
         ax = axes[0, p]
-        ax.stackplot(np.arange(len(rec.mixtures)), table.T, linewidth=0.2)
+        if size > HEATMAP_MEMBERS:
+            image = ax.imshow(table.T, origin="lower", aspect="auto", cmap="viridis",
+                              interpolation="nearest", vmin=0, vmax=1)
+            fig.colorbar(image, ax=ax, label="weight")
+            ax.set_ylabel(f"player {p}: member")
+        else:
+            ax.stackplot(np.arange(len(rec.mixtures)), table.T, linewidth=0.2)
+            ax.set_ylabel(f"player {p}: weight of member k")
+            ax.set_ylim(0, 1)
         ax.set_xlabel("iteration")
-        ax.set_ylabel(f"player {p}: weight of member k")
-        ax.set_ylim(0, 1)
         ax.set_title(f"meta-strategy, player {p}", fontsize=9)
-    save_figure(fig, path)
+    save_figure(fig, path, formats)
+    return fig
 
 
-def plot_payoffs(rec, path: Path) -> bool:
+def plot_payoffs(rec, path: Path, formats: tuple[str, ...] = ()) -> bool:
+    """Player 0's payoff table as a heatmap; the final meta-strategy's support is marked by
+    ticks on the axes (lines across the table when it is small), so the table stays readable
+    at 200 members."""
     if rec.payoffs is None or rec.payoffs["values"].ndim != 3:
         return False
     values = rec.payoffs["values"][0]
-    fig, ax = new_figure(5.5, 4.6)
-    image = ax.imshow(values, cmap="RdBu", vmin=-np.abs(values).max(), vmax=np.abs(values).max())
-    fig.colorbar(image, ax=ax, label="player 0 payoff")
+    size = max(values.shape)
+    side = min(10.0, 4.6 + size / 40)
+    fig, ax = new_figure(side + 0.9, side)
+    bound = float(np.abs(values).max()) or 1.0
+    image = ax.imshow(values, cmap="RdBu", vmin=-bound, vmax=bound, interpolation="nearest")
+    fig.colorbar(image, ax=ax, label="player 0 payoff", shrink=0.8)
     x, y = (np.asarray(m) for m in rec.mixtures[-1])
-    for i in np.flatnonzero(x > 1e-6):
-        ax.axhline(i, color="k", linewidth=0.6, alpha=0.6)
-    for j in np.flatnonzero(y > 1e-6):
-        ax.axvline(j, color="k", linewidth=0.6, alpha=0.6)
-    ax.set_xlabel("player 1 member (support lines: meta-strategy > 1e-6)")
+    rows, cols = np.flatnonzero(x > 1e-6), np.flatnonzero(y > 1e-6)
+    if size <= 30:
+        for i in rows:
+            ax.axhline(i, color="k", linewidth=0.6, alpha=0.6)
+        for j in cols:
+            ax.axvline(j, color="k", linewidth=0.6, alpha=0.6)
+    else:
+        ax.plot(np.full(len(rows), -0.5), rows, ">", color="k", markersize=3, clip_on=False)
+        ax.plot(cols, np.full(len(cols), -0.5), "v", color="k", markersize=3, clip_on=False)
+    ax.set_xlabel("player 1 member (marked: meta-strategy > 1e-6)")
     ax.set_ylabel("player 0 member")
-    save_figure(fig, path)
+    save_figure(fig, path, formats)
     return True
 
 
-def plot_ratings(rating: dict, path: Path) -> None:
+def plot_ratings(rating: dict, path: Path, formats: tuple[str, ...] = ()) -> None:
+    """Elo and Nash-averaging ratings of each seat's members, side by side."""
     fig, axes = new_figure(10, 3.6, 1, 2)
     for ax, key, title in ((axes[0], "elo", "Elo (cross-seat results)"),
                            (axes[1], "nash", "Nash averaging (payoff vs. opponent Nash)")):
@@ -123,17 +153,22 @@ def plot_ratings(rating: dict, path: Path) -> None:
         ax.set_xlabel("population member")
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
-    save_figure(fig, path)
+    save_figure(fig, path, formats)
 
 
-def plot_time(records: list, path: Path) -> None:
-    fig, ax = new_figure(7, 0.6 + 0.5 * len(records))
+def plot_time(records: list, labels: list[str], path: Path,
+              formats: tuple[str, ...] = ()) -> None:
+    """Seconds per phase of each run (oracle, evaluation, meta-solve, exploitability and
+    writing the run directory), stacked."""
+    lines = sum(textwrap.fill(label, 36).count("\n") + 1 for label in labels)
+    fig, ax = new_figure(8, 1.2 + 0.25 * lines + 0.15 * len(records))
     left = np.zeros(len(records))
     for field in TIME_FIELDS:
         vals = np.array([sum(r.get(field) or 0.0 for r in rec.metrics) for rec in records])
         ax.barh(np.arange(len(records)), vals, left=left, label=field[:-2])
         left += vals
-    ax.set_yticks(np.arange(len(records)), [plain_text(rec.path.name) for rec in records])
+    ax.set_yticks(np.arange(len(records)),
+                  [plain_text(textwrap.fill(label, 36)) for label in labels], fontsize=8)
     ax.set_xlabel("seconds")
-    ax.legend(fontsize=7, ncol=4)
-    save_figure(fig, path)
+    ax.legend(fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    save_figure(fig, path, formats)

@@ -132,6 +132,7 @@ class DirectoryLock:
         self._fd = fd
 
     def release(self) -> None:
+        """Give the lock up (no-op when not held)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -28,10 +28,12 @@ class UniformMember:
         self.metadata = {"iteration": 0, "oracle": "uniform"}
 
     def actor(self, tree=None) -> UniformMember:
+        """Plays itself in rollouts."""
         return self
 
     @staticmethod
     def action_probs(vg, idx, player, obs, mask) -> np.ndarray:
+        """Uniform over each state's legal actions."""
         return mask / mask.sum(axis=1, keepdims=True)
 
 
@@ -47,6 +49,7 @@ class TabularActor:
         self.name = name
 
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
+        """The table's rows at the states' information sets."""
         rows = [self.tree.infoset_index(player, vg.states[i].information_state_string(player))
                 for i in idx]
         return self.probs[rows]

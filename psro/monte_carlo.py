@@ -5,8 +5,6 @@ Each seat is played by *actors* (see :mod:`psro.members`); episodes run ``num_en
 with one batched forward pass per (seat, actor) group at every step.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np

@@ -47,6 +47,7 @@ class ActorCritic(nn.Module):
         return self.actor(obs).masked_fill(~mask, float("-inf"))
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """State values, shape (batch,)."""
         return self.critic(obs).squeeze(-1)
 
 
@@ -69,6 +70,7 @@ class NeuralPolicy:
 
     @property
     def greedy(self) -> bool:
+        """Whether the member plays its most probable legal action instead of sampling."""
         return bool(self.metadata.get("greedy", False))
 
     @torch.no_grad()
@@ -84,6 +86,7 @@ class NeuralPolicy:
         return torch.softmax(logits, dim=-1).double().numpy()
 
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
+        """The network's masked action probabilities at the states' observations."""
         return self.probs(obs, mask)
 
     def actor(self, tree=None) -> NeuralPolicy:
@@ -91,6 +94,7 @@ class NeuralPolicy:
         return self
 
     def save(self, path: str | Path) -> None:
+        """Write the weights (``.pt``) and metadata (``.json``) atomically."""
         path = Path(path)
         atomic_write_bytes(path.with_suffix(".pt"),
                            lambda h: torch.save(self.net.state_dict(), h))

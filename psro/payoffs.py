@@ -46,6 +46,7 @@ class PayoffTable:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """Population sizes, one per player."""
         return self.counts.shape
 
     def as_game(self) -> list[np.ndarray]:

@@ -62,6 +62,7 @@ class PPOConfig:
     below the exact best response, the sampled one 0.29."""
 
     def validate(self) -> PPOConfig:
+        """Check every option's type and range (:class:`ConfigError` naming it); returns self."""
         for name in ("warm_start", "scale_returns", "greedy"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"ppo.{name} must be true or false; got "
@@ -92,6 +93,7 @@ class PPOConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> PPOConfig:
+        """Options from a mapping; unknown keys are a :class:`ConfigError`."""
         names = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(data) - set(names))
         if unknown:
@@ -112,6 +114,7 @@ class PPOConfig:
         return cls(**data).validate()
 
     def to_dict(self) -> dict:
+        """Every option with its value (defaults included)."""
         out = dataclasses.asdict(self)
         out["hidden"] = list(self.hidden)
         return out

@@ -1,12 +1,16 @@
-"""``psro report``: turn run directories into ``report.md`` and a self-contained
-``report.html`` with PNG figures.
+"""``psro report``: turn run directories into ``report.md``, a self-contained
+``report.html``, figures (PNG, plus PDF or SVG on request), and tables for papers.
 
 Read from the run files only (config, metrics, mixtures, payoff table), so a report needs
-neither the game tree nor the networks. Figures: exploitability and per-player gains against
-iteration and wall time (log scale; approximate values drawn hollow and labelled as lower
-bounds), the meta-strategy of every iteration (stacked areas), the final payoff table as a
-heatmap with the meta-strategy's support outlined, Elo and Nash-averaging ratings of the
-population, and where the time went.
+neither the game tree nor the networks. Runs are grouped by configuration and labelled by what
+differs between groups (:mod:`psro.groups`); seeds of a group are aggregated (mean and 95%
+Student-t interval). Figures: exploitability against iteration, wall time and (PPO runs)
+environment steps, per-player gains (log scale; approximate values drawn hollow and labelled
+as lower bounds), each run's meta-strategies (stacked areas, or a heatmap past 20 members), its
+final payoff table as a heatmap with the meta-strategy's support marked, Elo and
+Nash-averaging ratings, and where the time went (writing the run directory included). Tables:
+``table.csv`` and ``table.tex`` (booktabs) of final figures per group, and the aggregated
+curves as ``curves_<axis>.csv``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import solvers
-from psro import checkpoint, figures
+from psro import checkpoint, figures, groups
 from psro.errors import RunDirectoryError
 from psro.loop import TIMING_FIELDS as TIME_FIELDS
 
@@ -35,9 +39,8 @@ class RunRecord:
         self.metrics = saved.state.metrics
         self.mixtures = [row["mixtures"] for row in saved.state.mixture_history]
         self.payoffs = {"values": saved.state.table.values}
-        self.label = figures.plain_text(
-            f"{self.path.name}: {self.config.get('game')} / {self.config.get('oracle')} / "
-            f"{self.config.get('meta_solver')}")
+        self.label = str(self.path)
+        """Set by the report: the run's group label and seed."""
 
     def series(self, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(iterations, values, approximate?) for the rows where ``key`` was measured."""
@@ -82,27 +85,55 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def write_report(run_dirs: list[str | Path], out: str | Path) -> tuple[Path, Path]:
-    """Write ``report.md``, ``report.html`` and the PNG figures into ``out``.
+def write_report(run_dirs: list[str | Path], out: str | Path, labels: dict | None = None,
+                 formats: tuple[str, ...] = ("png",)) -> tuple[Path, Path]:
+    """Write ``report.md``, ``report.html``, the figures and the tables into ``out``.
 
+    ``labels`` maps run directories to group labels (overriding the automatic ones);
+    ``formats`` adds ``pdf`` or ``svg`` copies of every figure (PNG is always written).
     Raises :class:`~psro.errors.RunDirectoryError` naming any argument that is not a run
-    directory. Returns the paths of the two reports.
+    directory, or an output folder that cannot be written. Returns the paths of the two
+    reports.
     """
     if not run_dirs:
         raise RunDirectoryError("give at least one run directory")
+    unknown = sorted(set(formats) - set(figures.FORMATS))
+    if unknown:
+        raise RunDirectoryError(f"unknown figure format {unknown[0]!r}; accepted: "
+                                f"{', '.join(figures.FORMATS)}")
     records = [RunRecord(d) for d in run_dirs]
+    given = {str(Path(k)).rstrip("/"): v for k, v in (labels or {}).items()}
+    missing = [k for k in given if not any(k in (str(r.path), str(r.path.resolve()))
+                                           for r in records)]
+    if missing:
+        raise RunDirectoryError(f"--label names {missing[0]}, which is not one of the runs")
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return _write(records, out)
+        return _write(groups.group_runs(records, given), out, tuple(formats))
     except OSError as err:
         raise RunDirectoryError(f"cannot write the report to {out}: {err.strerror or err}") \
             from None
 
 
-def _write(records: list[RunRecord], out: Path) -> tuple[Path, Path]:
-    shown, sections = _draw_figures(records, out)
-    md = _summary_markdown(records)
+def _write(run_groups: list, out: Path, formats: tuple[str, ...]) -> tuple[Path, Path]:
+    records = [rec for group in run_groups for rec in group.records]
+    for group in run_groups:
+        for rec in group.records:
+            rec.label = f"{group.label}, seed {rec.config.get('seed')}"
+    seen: dict[str, int] = {}
+    for rec in records:  # the same run given twice, or two copies: keep labels apart
+        seen[rec.label] = seen.get(rec.label, 0) + 1
+        if seen[rec.label] > 1:
+            rec.label += f" ({seen[rec.label]})"
+    shown = _draw_group_figures(run_groups, out, formats)
+    sections = _draw_run_figures(records, out, formats)
+    figures.plot_time(records, [r.label for r in records], out / "time.png", formats)
+    shown.append(("Where the time went (writing the run directory included)", "time.png"))
+    rows = groups.final_table(run_groups)
+    (out / "table.csv").write_text(groups.table_csv(rows))
+    (out / "table.tex").write_text(groups.table_tex(rows))
+    md = _summary_markdown(run_groups, rows)
     for title, file in shown:
         md += [f"## {title}", "", f"![{title}]({file})", ""]
     for rec, own, rating in sections:
@@ -114,55 +145,92 @@ def _write(records: list[RunRecord], out: Path) -> tuple[Path, Path]:
     return md_path, html_path
 
 
-def _draw_figures(records: list[RunRecord], out: Path) -> tuple[list, list]:
-    """The figures of all runs together, and each run's own figures and ratings."""
-    shown: list[tuple[str, str]] = []
-    figures.plot_curves(records, "iteration", out / "exploitability_iteration.png")
-    shown.append(("Exploitability by iteration", "exploitability_iteration.png"))
-    figures.plot_curves(records, "wall_time_s", out / "exploitability_time.png")
-    shown.append(("Exploitability by wall time", "exploitability_time.png"))
-    figures.plot_gains(records, out / "gains.png")
-    shown.append(("Per-player best-response gains (NashConv terms)", "gains.png"))
+def _draw_group_figures(run_groups: list, out: Path, formats: tuple[str, ...]) -> list:
+    """Exploitability per group against each axis (and its curves as CSV), and gains."""
+    shown = []
+    has_steps = any((r.get("env_steps") or 0) > 0 for g in run_groups for rec in g.records
+                    for r in rec.metrics)
+    for x_key, xlabel in groups.X_AXES.items():
+        if x_key == "env_steps" and not has_steps:
+            continue
+        curves = [(g.label, groups.aggregate(g, x_key), _approximate(g)) for g in run_groups]
+        curves = [c for c in curves if c[1] is not None]
+        if not curves:
+            continue
+        (out / f"curves_{x_key}.csv").write_text(
+            groups.curves_csv({label: curve for label, curve, _ in curves}, x_key))
+        figures.plot_group_curves(curves, xlabel, "exploitability (NashConv / players)",
+                                  out / f"exploitability_{x_key}.png", formats)
+        title = "sample efficiency" if x_key == "env_steps" else xlabel
+        shown.append((f"Exploitability by {title}", f"exploitability_{x_key}.png"))
+    gains = []
+    for g in run_groups:
+        players = sorted(k for k in g.records[0].metrics[0] if k.startswith("gain_p"))
+        for key in players:
+            curve = groups.aggregate(g, "iteration", key)
+            if curve is not None:
+                gains.append((f"{g.label}: player {key[6:]}", curve, _approximate(g)))
+    if gains:
+        figures.plot_group_curves(gains, "iteration", "best-response gain per player",
+                                  out / "gains.png", formats)
+        shown.append(("Per-player best-response gains (NashConv terms)", "gains.png"))
+    return shown
+
+
+def _approximate(group) -> bool:
+    return any(r.get("exploitability_kind") == "approximate_lower_bound"
+               for rec in group.records for r in rec.metrics)
+
+
+def _draw_run_figures(records: list, out: Path, formats: tuple[str, ...]) -> list:
+    """Each run's meta-strategies, payoff table and ratings."""
     sections = []
     for k, rec in enumerate(records):
-        name = f"run{k}"
-        own = []
+        name, own = f"run{k}", []
         if rec.mixtures:
-            figures.plot_mixtures(rec, out / f"{name}_mixtures.png")
+            figures.plot_mixtures(rec, out / f"{name}_mixtures.png", formats)
             own.append(("Meta-strategy by iteration", f"{name}_mixtures.png"))
-        if figures.plot_payoffs(rec, out / f"{name}_payoffs.png"):
+        if figures.plot_payoffs(rec, out / f"{name}_payoffs.png", formats):
             own.append(("Final payoff table (player 0), meta-strategy support marked",
                         f"{name}_payoffs.png"))
         rating = ratings(rec)
         if rating is not None:
-            figures.plot_ratings(rating, out / f"{name}_ratings.png")
+            figures.plot_ratings(rating, out / f"{name}_ratings.png", formats)
             own.append(("Ratings of the population", f"{name}_ratings.png"))
         sections.append((rec, own, rating))
-    figures.plot_time(records, out / "time.png")
-    shown.append(("Where the time went", "time.png"))
-    return shown, sections
+    return sections
 
 
-def _summary_markdown(records: list[RunRecord]) -> list[str]:
-    md = ["# PSRO report", ""]
-    md += ["| run | game | oracle | meta-solver | iterations | final exploitability | kind | "
-           "wall time (s) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for rec in records:
-        last = rec.metrics[-1]
-        md.append(f"| {rec.path.name} | {rec.config.get('game')} | {rec.config.get('oracle')} | "
-                  f"{rec.config.get('meta_solver')} | {last['iteration']} | "
-                  f"{_fmt(last.get('exploitability'))} | {last.get('exploitability_kind')} | "
-                  f"{_fmt(last.get('wall_time_s'))} |")
+def _summary_markdown(run_groups: list, rows: list[dict]) -> list[str]:
+    md = ["# PSRO report", "", "Final figures per configuration (mean +- 95% Student-t "
+          "half-width across seeds; `table.csv`, `table.tex`):", "",
+          "| configuration | seeds | iterations | final exploitability | kind | "
+          "wall time (s) | env steps |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        its = f"{row['iterations_min']}" if row["iterations_min"] == row["iterations_max"] \
+            else f"{row['iterations_min']}-{row['iterations_max']}"
+        md.append(f"| {row['group']} | {row['seeds']} | {its} | "
+                  f"{_pm(row, 'exploitability')} | {row['exploitability_kind']} | "
+                  f"{_pm(row, 'wall_time_s')} | {_pm(row, 'env_steps')} |")
+    md += ["", "| run | configuration | seed | directory |", "| --- | --- | --- | --- |"]
+    md += [f"| {rec.label} | {g.label} | {rec.config.get('seed')} | `{rec.path}` |"
+           for g in run_groups for rec in g.records]
     md.append("")
-    if any(r.get("exploitability_kind") == "approximate_lower_bound"
-           for rec in records for r in rec.metrics):
+    if any(_approximate(g) for g in run_groups):
         md += ["Approximate exploitability (games too large to walk) is a lower bound: a "
                "trained best response's gain, estimated by Monte Carlo.", ""]
     return md
 
 
+def _pm(row: dict, key: str) -> str:
+    mean, half = row[key], row[f"{key}_half_width"]
+    if np.isnan(mean):
+        return "n/a"
+    return f"{mean:.6g}" if np.isnan(half) else f"{mean:.6g} +- {half:.2g}"
+
+
 def _run_markdown(rec: RunRecord, own: list, rating: dict | None) -> list[str]:
-    md = [f"## Run {rec.path.name}", "", f"Directory: `{rec.path}`", "", "Config:", "",
+    md = [f"## Run: {rec.label}", "", f"Directory: `{rec.path}`", "", "Config:", "",
           "| key | value |", "| --- | --- |"]
     md += [f"| {k} | `{json.dumps(v)}` |" for k, v in sorted(rec.config.items())]
     md += ["", "Time spent (s):", "", "| part | seconds |", "| --- | --- |"]

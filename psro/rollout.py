@@ -38,6 +38,7 @@ class Rollouts:
 
     @property
     def num_envs(self) -> int:
+        """How many games are played together."""
         return self.vg.num_envs
 
     def draw(self, envs: np.ndarray) -> None:

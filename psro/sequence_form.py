@@ -49,10 +49,12 @@ class PlayerTree:
 
     @property
     def num_infosets(self) -> int:
+        """Number of information sets."""
         return len(self.keys)
 
     @property
     def num_sequences(self) -> int:
+        """Number of sequences (the empty sequence included)."""
         return len(self.seq_parent)
 
 

@@ -42,6 +42,7 @@ class RunState:
 
     @property
     def num_players(self) -> int:
+        """Players of the game."""
         return len(self.populations)
 
     @property

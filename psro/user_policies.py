@@ -205,6 +205,8 @@ class PolicyActor:
         self.observes = _is_module(policy)
 
     def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
+        """The policy's probabilities at the states (checked to be distributions over the legal
+        actions)."""
         if self.observes:
             probs = module_probs(self.policy, obs, mask, player)
         else:

@@ -18,8 +18,6 @@ their logarithms otherwise (no underflow; up to ``LOG_GTH_LIMIT`` profiles). Lar
 sparse linear solve, checked by its residual.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np

@@ -12,8 +12,6 @@ Tolerance: the returned distribution's largest constraint violation (``max_gain`
 ``CE_RTOL * max|u|``.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np

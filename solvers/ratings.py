@@ -1,7 +1,5 @@
 """Ratings of a population: Elo from win rates or payoffs, and Nash averaging."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np

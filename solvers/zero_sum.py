@@ -1,7 +1,5 @@
 """Two-player zero-sum (and constant-sum) games solved exactly by linear programming."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np

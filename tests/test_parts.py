@@ -282,13 +282,17 @@ def test_runs_of_formats_1_and_2_load_report_and_resume(name, tmp_path):
 # -- the README's examples of extending the toolkit -------------------------------------------
 def _readme_examples() -> list[str]:
     text = (ROOT / "README.md").read_text()
-    section = text.split("## How it fits together", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    examples = []
+    for heading in ("## Quick start", "### Exploitability of any policy",
+                    "### Extending the toolkit: how it fits together"):
+        section = re.split(r"\n##+ ", text.split(heading + "\n", 1)[1], maxsplit=1)[0]
+        examples += re.findall(r"```python\n(.*?)```", section, re.S)
+    return examples
 
 
 def test_readme_extension_examples_run(tmp_path, monkeypatch):
     examples = _readme_examples()
-    assert len(examples) >= 4
+    assert len(examples) >= 6
     monkeypatch.chdir(tmp_path)
     for code in examples:
         exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})

@@ -25,7 +25,8 @@ def test_report_from_a_real_run(runs, tmp_path):
     md, html = write_report([runs / "nash"], tmp_path / "report")
     text = md.read_text()
     pngs = sorted((tmp_path / "report").glob("*.png"))
-    assert {p.name for p in pngs} >= {"exploitability_iteration.png", "exploitability_time.png",
+    assert {p.name for p in pngs} >= {"exploitability_iteration.png",
+                                      "exploitability_wall_time_s.png",
                                       "gains.png", "time.png", "run0_mixtures.png",
                                       "run0_payoffs.png", "run0_ratings.png"}
     for png in pngs:
@@ -35,7 +36,7 @@ def test_report_from_a_real_run(runs, tmp_path):
     with open(runs / "nash" / "metrics.csv") as handle:
         rows = list(csv.DictReader(handle))
     final = float(rows[-1]["exploitability"])
-    assert f"| 4 | {final:.6g} | exact |" in text
+    assert f"| 1 | 4 | {final:.6g} | exact |" in text  # one seed, 4 iterations
     for row in rows:  # every iteration's numbers appear in the per-run table
         assert f"| {row['iteration']} | {row['population_size']} | " \
                f"{float(row['exploitability']):.6g} |" in text
@@ -47,8 +48,8 @@ def test_report_from_a_real_run(runs, tmp_path):
 def test_report_compares_runs(runs, tmp_path):
     md, _ = write_report([runs / "nash", runs / "uniform"], tmp_path / "cmp")
     text = md.read_text()
-    assert "| nash | kuhn_poker | exact | nash |" in text
-    assert "| uniform | kuhn_poker | exact | uniform |" in text
+    assert "| meta_solver=nash, seed 0 | meta_solver=nash | 0 |" in text
+    assert "| meta_solver=uniform, seed 0 | meta_solver=uniform | 0 |" in text
     assert (tmp_path / "cmp" / "run1_mixtures.png").is_file()
 
 

@@ -28,16 +28,22 @@ from psro.state import RunState
 
 
 class Evaluator(Protocol):
+    """Fills the payoff table and measures the meta-policy (exactly or by sampling)."""
+
     name: str
 
-    def initial_members(self) -> list: ...
+    def initial_members(self) -> list:
+        """Iteration 0's members, one per player."""
 
-    def extend(self, table: PayoffTable, populations: list[list], backend: Backend) -> int: ...
+    def extend(self, table: PayoffTable, populations: list[list], backend: Backend) -> int:
+        """Fill the payoff-table entries of new members; returns how many were evaluated."""
 
     def measure(self, populations: list[list], mixtures: list[np.ndarray],
-                table: PayoffTable) -> dict: ...
+                table: PayoffTable) -> dict:
+        """The metrics of the meta-policy (values, gains, exploitability where measured)."""
 
-    def finish(self, state: RunState, backend: Backend) -> dict | None: ...
+    def finish(self, state: RunState, backend: Backend) -> dict | None:
+        """Metrics measured once when the run stops (None: nothing to add)."""
 
 
 def make_evaluator(context: GameContext) -> Evaluator:

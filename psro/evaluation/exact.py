@@ -52,6 +52,7 @@ class ExactEvaluator:
         self.stack = PlanStack(tree)
 
     def initial_members(self) -> list[TabularPolicy]:
+        """One uniform-random tabular member per player."""
         return [TabularPolicy(p, self.tree.uniform_policy(p), name=f"uniform_p{p}",
                               metadata={"iteration": 0, "oracle": "uniform"})
                 for p in range(self.tree.num_players)]
@@ -69,6 +70,7 @@ class ExactEvaluator:
 
     def measure(self, populations: list[list], mixtures: list[np.ndarray],
                 table: PayoffTable) -> dict:
+        """Exact values, best-response gains and exploitability of the meta-policy."""
         result = exact_exploitability(self.tree, self.stack.mixed(populations, mixtures))
         return {"exploitability": result.exploitability, "nash_conv": result.nash_conv,
                 "exploitability_kind": "exact",
@@ -76,4 +78,5 @@ class ExactEvaluator:
                 **{f"value_p{p}": float(v) for p, v in enumerate(result.values)}}
 
     def finish(self, state: RunState, backend: Backend) -> None:
+        """Nothing: exact exploitability is measured every iteration."""
         return None  # measured exactly every iteration

@@ -38,9 +38,11 @@ class SampledEvaluator:
         self.num_players = context.num_players
 
     def initial_members(self) -> list[UniformMember]:
+        """One uniform member per player (no tree to tabulate on)."""
         return [UniformMember(p) for p in range(self.num_players)]
 
     def extend(self, table: PayoffTable, populations: list[list], backend: Backend) -> int:
+        """Estimate the new payoff entries by Monte Carlo, one seeded task per profile."""
         old, new = table.shape, tuple(len(pop) for pop in populations)
         blocks = PayoffTable.new_blocks(old, new)
         values, counts, errors = [], [], []
@@ -61,6 +63,8 @@ class SampledEvaluator:
 
     def measure(self, populations: list[list], mixtures: list[np.ndarray],
                 table: PayoffTable) -> dict:
+        """The meta-policy's values and its NashConv within the population (exploitability is
+        measured by :meth:`finish`)."""
         game = table.as_game()
         values = solvers.expected_payoffs(game, mixtures)
         n = len(populations)

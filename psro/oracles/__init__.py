@@ -38,12 +38,17 @@ class Response:
 
 
 class Oracle(Protocol):
+    """Computes each iteration's best responses as backend tasks, and turns their results into
+    population members."""
+
     name: str
 
     def tasks(self, iteration: int, populations: list[list],
-              mixtures: list[np.ndarray]) -> list[Task]: ...
+              mixtures: list[np.ndarray]) -> list[Task]:
+        """The tasks that compute this iteration's best responses (run on the backend)."""
 
-    def responses(self, iteration: int, results: list) -> list[Response]: ...
+    def responses(self, iteration: int, results: list) -> list[Response]:
+        """The new members (and their diagnostics) from the tasks' results."""
 
 
 OracleFactory = Callable[[GameContext], Oracle]

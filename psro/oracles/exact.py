@@ -33,6 +33,7 @@ class ExactOracle:
 
     @classmethod
     def build(cls, context: GameContext) -> ExactOracle:
+        """The registry's factory: needs the walked tree."""
         if context.config.oracle_options:
             raise ConfigError(f"the exact oracle takes no options; got "
                               f"{', '.join(context.config.oracle_options)}")
@@ -40,11 +41,13 @@ class ExactOracle:
 
     def tasks(self, iteration: int, populations: list[list],
               mixtures: list[np.ndarray]) -> list[Task]:
+        """One exact best-response task per player against the others' meta-policy."""
         mixed = self.stack.mixed(populations, mixtures)
         return [Task(exact_best_response, (self.tree, p, mixed))
                 for p in range(self.tree.num_players)]
 
     def responses(self, iteration: int, results: list) -> list[Response]:
+        """The best responses as tabular members."""
         return [Response(TabularPolicy(p, probs, name=f"br_p{p}_it{iteration}",
                                        metadata={"iteration": iteration, "oracle": self.name,
                                                  "br_value": value}))

@@ -42,6 +42,7 @@ class PPOOracle:
 
     @classmethod
     def build(cls, context: GameContext) -> PPOOracle:
+        """The registry's factory: the run's PPO options."""
         if context.config.oracle_options:
             raise ConfigError(f"the ppo oracle reads its options from the ppo table, not "
                               f"oracle_options; got {', '.join(context.config.oracle_options)}")
@@ -50,6 +51,7 @@ class PPOOracle:
 
     def tasks(self, iteration: int, populations: list[list],
               mixtures: list[np.ndarray]) -> list[Task]:
+        """One seeded PPO training task per player (warm-started from its newest network)."""
         actors = [[m.actor(self.tree) for m in pop] for pop in populations]
         tasks = []
         for p, pop in enumerate(populations):
@@ -61,6 +63,7 @@ class PPOOracle:
         return tasks
 
     def responses(self, iteration: int, results: list) -> list[Response]:
+        """The trained networks as members (tabularised where the tree is walked)."""
         out = []
         for p, (network, diagnostics) in enumerate(results):
             last = diagnostics[-1] if diagnostics else {}

@@ -1,0 +1,223 @@
+"""Runs grouped by configuration, labelled, and aggregated across seeds (for ``psro report``).
+
+Runs whose configurations differ only in ``seed`` (and in how long or where they ran:
+``iterations``, ``time_budget_s``, ``target_exploitability``, ``backend``, ``workers``,
+``tensorboard``) form one group: the same method, several seeds. A group's label is the
+configuration keys whose values differ between groups (``meta_solver=nash, oracle=exact``);
+with one group, its game, oracle and meta-solver.
+
+Aggregation: at each point of the x-axis (iteration, wall time or environment steps), the mean
+exploitability of the group's seeds and a 95% confidence interval for it by Student's t,
+``mean +- t(0.975, n - 1) * s / sqrt(n)`` (``s`` the sample standard deviation; no interval for
+one seed). Runs of unequal length are aligned without inventing values: a run's value at time
+``x`` is the exploitability of its last iteration finished by ``x`` (a step function, never
+interpolated between iterations), and the x-axis ends where the shortest run of the group
+ends (no extrapolation), so every point averages every seed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+NOT_METHOD = ("seed", "iterations", "time_budget_s", "target_exploitability", "backend",
+              "workers", "tensorboard")
+"""Config keys that do not change what a run computes (grouping ignores them)."""
+X_AXES = {"iteration": "iteration", "wall_time_s": "wall time (s)",
+          "env_steps": "environment steps"}
+POINTS = 200
+"""Points of an aggregated curve on a continuous axis (wall time, environment steps)."""
+
+
+@dataclass
+class RunGroup:
+    """Runs of one configuration (``records``, :class:`psro.report.RunRecord`), its ``label``
+    and ``key`` (the configuration without seed and stopping rules, flattened)."""
+
+    key: dict
+    records: list = field(default_factory=list)
+    label: str = ""
+
+    @property
+    def seeds(self) -> list:
+        """Each run's seed, in run order."""
+        return [rec.config.get("seed") for rec in self.records]
+
+
+@dataclass
+class Curve:
+    """An aggregated curve: ``x``, ``mean``, interval ``low``/``high`` (NaN with one seed)
+    and the number of seeds ``n``."""
+
+    x: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n: int
+
+
+def flatten(config: dict, prefix: str = "") -> dict:
+    """``{"ppo": {"env_steps": 1}}`` -> ``{"ppo.env_steps": 1}`` (values as JSON text)."""
+    flat = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = json.dumps(value)
+    return flat
+
+
+def group_runs(records: list, labels: dict | None = None) -> list[RunGroup]:
+    """Group ``records`` by configuration (first appearance order) and label each group.
+    ``labels`` maps a run's path (as given or resolved) to a label that overrides its
+    group's."""
+    groups: list[RunGroup] = []
+    for rec in records:
+        key = {k: v for k, v in flatten(rec.config).items() if k not in NOT_METHOD}
+        group = next((g for g in groups if g.key == key), None)
+        if group is None:
+            group = RunGroup(key)
+            groups.append(group)
+        group.records.append(rec)
+    _label(groups)
+    for group in groups:
+        for rec in group.records:
+            for path in (str(rec.path), str(rec.path.resolve())):
+                if labels and path.rstrip("/") in labels:
+                    group.label = labels[path.rstrip("/")]
+    return groups
+
+
+def _label(groups: list[RunGroup]) -> None:
+    keys = sorted({k for g in groups for k in g.key})
+    differing = [k for k in keys if len({g.key.get(k) for g in groups}) > 1]
+    if not differing:
+        differing = [k for k in ("game", "oracle", "meta_solver") if k in keys]
+    for group in groups:
+        group.label = ", ".join(f"{k}={_plain(group.key.get(k))}" for k in differing)
+
+
+def _plain(text: str | None) -> str:
+    if text is None:
+        return "(unset)"
+    value = json.loads(text)
+    return value if isinstance(value, str) else text
+
+
+def _steps(rec, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
+    rows = [r for r in rec.metrics if r.get(y_key) is not None and r.get(x_key) is not None]
+    return (np.array([r[x_key] for r in rows], dtype=float),
+            np.array([r[y_key] for r in rows], dtype=float))
+
+
+def aggregate(group: RunGroup, x_key: str, y_key: str = "exploitability") -> Curve | None:
+    """The group's mean ``y_key`` (exploitability, or a player's gain ``gain_p0``...) and its
+    95% Student-t interval against ``x_key`` (``iteration``, ``wall_time_s`` or
+    ``env_steps``); None where a run has no measured value on that axis."""
+    series = [_steps(rec, x_key, y_key) for rec in group.records]
+    if any(len(x) == 0 for x, _ in series):
+        return None
+    start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)
+    if x_key == "iteration":
+        grid = np.arange(start, end + 1)
+    elif end > start:
+        grid = np.linspace(start, end, POINTS)
+    else:
+        grid = np.array([end])
+    values = np.stack([y[np.searchsorted(x, grid, side="right") - 1] for x, y in series])
+    return _interval(grid, values)
+
+
+def _interval(grid: np.ndarray, values: np.ndarray) -> Curve:
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    if n < 2:
+        nan = np.full_like(mean, np.nan)
+        return Curve(grid, mean, nan, nan, n)
+    half = stats.t.ppf(0.975, n - 1) * values.std(axis=0, ddof=1) / math.sqrt(n)
+    return Curve(grid, mean, mean - half, mean + half, n)
+
+
+def final_table(groups: list[RunGroup]) -> list[dict]:
+    """Per group: its label, the number of seeds, the iterations run (min and max), and the
+    mean and 95% half-width of each run's final exploitability, wall time and environment
+    steps (the half-width is NaN with one seed; environment steps are NaN for runs that step
+    no environment, as with exact oracles)."""
+    rows = []
+    for group in groups:
+        last = [rec.metrics[-1] for rec in group.records]
+        row = {"group": group.label, "seeds": len(last),
+               "iterations_min": min(r["iteration"] for r in last),
+               "iterations_max": max(r["iteration"] for r in last)}
+        for key in ("exploitability", "wall_time_s", "env_steps"):
+            values = np.array([r.get(key) for r in last if r.get(key) is not None], float)
+            if key == "env_steps" and not values.any():
+                values = values[:0]  # exact oracles step no environment: not applicable
+            curve = _interval(np.zeros(1), values[:, None]) if len(values) else None
+            row[key] = float(curve.mean[0]) if curve else math.nan
+            row[f"{key}_half_width"] = float(curve.high[0] - curve.mean[0]) if curve \
+                else math.nan
+        row["exploitability_kind"] = last[0].get("exploitability_kind", "exact")
+        rows.append(row)
+    return rows
+
+
+def table_csv(rows: list[dict]) -> str:
+    """The final table as CSV (numbers with full precision)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def curves_csv(curves: dict[str, Curve], x_key: str) -> str:
+    """Aggregated curves as CSV: group, x, mean, low, high, seeds (one row per point)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["group", x_key, "mean", "low", "high", "seeds"])
+    for label, curve in curves.items():
+        for x, m, lo, hi in zip(curve.x, curve.mean, curve.low, curve.high, strict=True):
+            writer.writerow([label, repr(float(x)), repr(float(m)), repr(float(lo)),
+                             repr(float(hi)), curve.n])
+    return buffer.getvalue()
+
+
+def _tex_escape(text: str) -> str:
+    special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+               "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+               "^": r"\textasciicircum{}"}
+    return "".join(special.get(c, c) for c in text)
+
+
+def _tex_number(mean: float, half: float) -> str:
+    if math.isnan(mean):
+        return "--"
+    if math.isnan(half):
+        return f"{mean:.4g}"
+    return f"{mean:.4g} $\\pm$ {half:.2g}"
+
+
+def table_tex(rows: list[dict]) -> str:
+    """The final table as a LaTeX ``tabular`` with booktabs rules (``\\usepackage{booktabs}``):
+    method, seeds, iterations, final exploitability, wall time and environment steps, each as
+    mean +- 95% half-width."""
+    lines = [r"\begin{tabular}{lrrrrr}", r"\toprule",
+             r"Method & Seeds & Iterations & Exploitability & Wall time (s) & "
+             r"Env.\ steps \\", r"\midrule"]
+    for row in rows:
+        its = str(row["iterations_min"]) if row["iterations_min"] == row["iterations_max"] \
+            else f"{row['iterations_min']}--{row['iterations_max']}"
+        cells = [_tex_escape(row["group"]), str(row["seeds"]), its,
+                 _tex_number(row["exploitability"], row["exploitability_half_width"]),
+                 _tex_number(row["wall_time_s"], row["wall_time_s_half_width"]),
+                 _tex_number(row["env_steps"], row["env_steps_half_width"])]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
