@@ -25,9 +25,15 @@ lint: $(STAMP)
 
 # API reference from the docstrings (pdoc): build/docs/index.html. A docstring or annotation
 # pdoc cannot read is a warning, and a warning fails the build.
+# Every module of the three packages gets a page (pdoc alone follows only each package's __all__).
+DOC_MODULES = $(shell $(PY) -c "import importlib, pkgutil; print(' '.join(n for p in \
+	('psro', 'solvers', 'games') for n in [p] + [m.name for m in pkgutil.walk_packages(\
+	importlib.import_module(p).__path__, p + '.')]))")
+
 docs: $(STAMP)
 	rm -rf build/docs
-	$(PY) -W error -m pdoc --docformat restructuredtext -o build/docs psro solvers games
+	$(PY) -W error -W "ignore:The module specification" -m pdoc --docformat restructuredtext \
+		-o build/docs $(DOC_MODULES)
 
 test: lint docs
 	$(PY) -m pytest
