@@ -56,7 +56,8 @@ def _progress(run, row) -> None:
 def _overrides(args) -> dict:
     """The run settings given as flags, as RunConfig fields (None where not given)."""
     return {
-        "game": args.game, "oracle": args.oracle, "meta_solver": args.meta_solver,
+        "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
+        "meta_solver": args.meta_solver,
         "meta_solver_options": _options(args.meta_solver_option, "--meta-solver-option"),
         "oracle_options": _options(args.oracle_option, "--oracle-option"),
         "ppo": _options(args.ppo, "--ppo"), "iterations": args.iterations, "seed": args.seed,
@@ -75,7 +76,8 @@ def cmd_run(args) -> int:
     if args.resume:
         if args.out is None:
             raise CliError("--resume needs --out DIR, the run directory to continue")
-        fixed = {"--game": args.game, "--oracle": args.oracle, "--meta-solver": args.meta_solver,
+        fixed = {"--game": args.game, "--algorithm": args.algorithm, "--oracle": args.oracle,
+                 "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
                  "--config": args.config, "--tensorboard": args.tensorboard or None,
@@ -207,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run PSRO (or --resume a run)")
     run.add_argument("--game", help="OpenSpiel game string or catalogue name")
+    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified")
     run.add_argument("--oracle", help="exact (tabular best response), ppo, or a registered "
                                       "oracle")
     run.add_argument("--oracle-option", action="append", metavar="KEY=VALUE",

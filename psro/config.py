@@ -26,6 +26,8 @@ class RunConfig:
 
     game: str = "kuhn_poker"
     """OpenSpiel game string or catalogue name (`psro games`)."""
+    algorithm: str = "psro"
+    """PSRO variant (`psro.algorithms`): "psro", "anytime" or "rectified"."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -64,6 +66,8 @@ class RunConfig:
         """Check every field; :class:`ConfigError` names the first bad one. Returns self."""
         if not isinstance(self.game, str) or not self.game.strip():
             raise ConfigError(f"game must be a non-empty game string; got {self.game!r}")
+        if not isinstance(self.algorithm, str) or not self.algorithm:
+            raise ConfigError(f"algorithm must be an algorithm name; got {self.algorithm!r}")
         if not isinstance(self.oracle, str) or not self.oracle:
             raise ConfigError(f"oracle must be an oracle name; got {self.oracle!r}")
         for name in OPTION_TABLES:

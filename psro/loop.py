@@ -19,11 +19,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import solvers
 from games import Game
-from psro import checkpoint
+from psro import checkpoint, oracles
 from psro.config import RunConfig, check_count, check_positive
-from psro.errors import ConfigError, MetaSolverError, RunDirectoryError
+from psro.errors import ConfigError, RunDirectoryError
 from psro.parts import Parts, build_parts
 from psro.policies import MetaPolicy
 from psro.state import RunState
@@ -133,8 +132,11 @@ class PSRO:
         start = time.perf_counter()
         state = self.state
         state.iteration += 1
-        tasks = self.oracle.tasks(state.iteration, state.populations, state.mixtures)
-        for response in self.oracle.responses(state.iteration, self.backend.run(tasks)):
+        targets = self.parts.algorithm.targets(state)
+        tasks = oracles.target_tasks(self.oracle, state.iteration, state.populations, targets)
+        results = self.backend.run(tasks)
+        for response in oracles.target_responses(self.oracle, state.iteration, targets,
+                                                 results):
             state.populations[response.member.player].append(response.member)
             state.env_steps += response.env_steps
             state.oracle_log += response.log
@@ -146,7 +148,7 @@ class PSRO:
         entries = self.evaluator.extend(state.table, state.populations, self.backend)
         timings["evaluation_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        state.mixtures = self._solve_meta()
+        state.mixtures = self.parts.algorithm.meta(state)
         timings["meta_solver_s"] = time.perf_counter() - t
         t = time.perf_counter()
         measured = self.evaluator.measure(state.populations, state.mixtures, state.table)
@@ -163,15 +165,6 @@ class PSRO:
         for callback in self.callbacks:
             callback(self, row)
         return row
-
-    def _solve_meta(self):
-        try:
-            mixtures = self.parts.meta_solver(self.state.table.as_game())
-            return solvers.as_mixtures(mixtures, self.state.table.shape)
-        except (solvers.SolverError, solvers.PayoffError) as err:
-            raise MetaSolverError(f"meta-solver {self.config.meta_solver!r} failed at "
-                                  f"iteration {self.state.iteration}: {err} (the previous "
-                                  f"iteration's checkpoint is kept)") from None
 
     def _save(self, start: float) -> None:
         """Write the iteration (when the run has a directory) and count the writing in the

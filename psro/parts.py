@@ -1,6 +1,6 @@
 """Build a run's parts from its config: the game context, the oracle (by name from the oracle
-registry), the evaluator, the meta-solver and the backend. Everything that can be refused is
-refused here, before any work or any file is written."""
+registry), the evaluator, the meta-solver, the algorithm (the PSRO variant) and the backend.
+Everything that can be refused is refused here, before any work or any file is written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import solvers
-from psro import oracles
+from psro import algorithms, oracles
 from psro.backends import Backend, make_backend
 from psro.config import RunConfig
 from psro.context import GameContext
@@ -31,6 +31,8 @@ class Parts:
     evaluator: Evaluator
     meta_solver: Callable[[list[np.ndarray]], list[np.ndarray]]
     backend: Backend
+    algorithm: object = None
+    """The variant (:mod:`psro.algorithms`): the meta-strategy and the best responses to train."""
 
     def manifest(self) -> dict:
         """What a run directory records about how the run is played and evaluated."""
@@ -60,4 +62,8 @@ def build_parts(config: RunConfig) -> Parts:
     except (solvers.PayoffError, solvers.SolverError) as err:
         raise ConfigError(f"meta-solver {config.meta_solver!r} cannot solve this game: "
                           f"{err}") from None
-    return Parts(config, context, oracle, evaluator, meta_solver, backend)
+    algorithm = algorithms.build(context, meta_solver)
+    if not oracles.targeted(oracle) and algorithm.name == "rectified":
+        raise ConfigError(f"algorithm 'rectified' trains several best responses per player; "
+                          f"oracle {config.oracle!r} has no targeted_tasks")
+    return Parts(config, context, oracle, evaluator, meta_solver, backend, algorithm)

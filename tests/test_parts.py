@@ -139,7 +139,7 @@ def test_meta_solver_failure_is_a_meta_solver_error(monkeypatch):
     def failing(payoffs):
         raise solvers.SolverError("HiGHS could not solve the zero-sum LP")
 
-    run.parts.meta_solver = failing
+    run.parts.algorithm.meta_solver = failing  # the algorithm calls the meta-solver
     with pytest.raises(psro.MetaSolverError, match="failed at iteration 2: HiGHS"):
         run.step()
 

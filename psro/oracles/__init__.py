@@ -8,6 +8,13 @@ An oracle has ``name`` and two methods whose arguments are plain data:
 - ``responses(iteration, results) -> list[Response]``: the new members made from the tasks'
   results, in the same order.
 
+An oracle may also have the *targeted* pair, which variants that train several best responses
+per player need (``rectified``): ``targeted_tasks(iteration, populations, targets)`` and
+``targeted_responses(iteration, targets, results)``, one task and one member per
+:class:`Target` (a player and the opponents' weights it trains against). The built-in oracles
+have both; :func:`target_tasks` and :func:`target_responses` fall back to ``tasks`` and
+``responses`` for an oracle without them when each player has one target.
+
 A *factory* builds an oracle from the run's :class:`~psro.context.GameContext` (config, game,
 walked tree); it checks its options (``context.config.oracle_options``) and raises
 :class:`~psro.errors.ConfigError` for bad ones. :func:`register` adds a factory by name, so
@@ -52,6 +59,59 @@ class Oracle(Protocol):
 
 
 OracleFactory = Callable[[GameContext], Oracle]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One best response to train: ``player``'s, against the other players' members weighted
+    by ``mixtures`` (entry ``player`` is ignored). ``tag`` tells apart several targets of one
+    player in an iteration (0 for the usual one: its seed and name are the plain PSRO ones)."""
+
+    player: int
+    mixtures: tuple
+    tag: int = 0
+
+
+def plain_targets(mixtures: list[np.ndarray]) -> list[Target]:
+    """One target per player against the meta-strategy (PSRO's usual step)."""
+    return [Target(p, tuple(mixtures)) for p in range(len(mixtures))]
+
+
+def targeted(oracle) -> bool:
+    """Whether ``oracle`` trains arbitrary targets (has the targeted pair of methods)."""
+    return hasattr(oracle, "targeted_tasks") and hasattr(oracle, "targeted_responses")
+
+
+def _plain_mixtures(targets: list[Target]) -> list[np.ndarray] | None:
+    if [t.player for t in targets] != list(range(len(targets))) or any(t.tag for t in targets):
+        return None
+    first = targets[0].mixtures
+    if any(any(not np.array_equal(a, b) for a, b in zip(t.mixtures, first, strict=True))
+           for t in targets):
+        return None
+    return list(first)
+
+
+def target_tasks(oracle, iteration: int, populations: list[list],
+                 targets: list[Target]) -> list[Task]:
+    """The oracle's tasks for ``targets`` (its targeted method, or its plain ``tasks`` when
+    the targets are one per player against the same mixtures)."""
+    if targeted(oracle):
+        return oracle.targeted_tasks(iteration, populations, targets)
+    mixtures = _plain_mixtures(targets)
+    if mixtures is None:
+        raise ConfigError(f"oracle {oracle.name!r} trains one best response per player "
+                          f"against the meta-strategy; this algorithm needs an oracle with "
+                          f"targeted_tasks and targeted_responses")
+    return oracle.tasks(iteration, populations, mixtures)
+
+
+def target_responses(oracle, iteration: int, targets: list[Target],
+                     results: list) -> list[Response]:
+    """The new members made from the results of :func:`target_tasks`."""
+    if targeted(oracle):
+        return oracle.targeted_responses(iteration, targets, results)
+    return oracle.responses(iteration, results)
 
 
 @dataclass(frozen=True)
@@ -103,4 +163,5 @@ def get(name: str) -> OracleEntry:
     return _ORACLES[name]
 
 
-__all__ = ["Oracle", "OracleEntry", "OracleFactory", "Response", "get", "names", "register"]
+__all__ = ["Oracle", "OracleEntry", "OracleFactory", "Response", "Target", "get", "names",
+           "plain_targets", "register", "target_responses", "target_tasks", "targeted"]

@@ -9,7 +9,7 @@ from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.evaluation.exact import PlanStack
-from psro.oracles import Response
+from psro.oracles import Response, Target, plain_targets
 from psro.policies import TabularPolicy
 from psro.sequence_form import SequenceFormGame
 
@@ -42,13 +42,30 @@ class ExactOracle:
     def tasks(self, iteration: int, populations: list[list],
               mixtures: list[np.ndarray]) -> list[Task]:
         """One exact best-response task per player against the others' meta-policy."""
-        mixed = self.stack.mixed(populations, mixtures)
-        return [Task(exact_best_response, (self.tree, p, mixed))
-                for p in range(self.tree.num_players)]
+        return self.targeted_tasks(iteration, populations, plain_targets(mixtures))
 
     def responses(self, iteration: int, results: list) -> list[Response]:
         """The best responses as tabular members."""
-        return [Response(TabularPolicy(p, probs, name=f"br_p{p}_it{iteration}",
-                                       metadata={"iteration": iteration, "oracle": self.name,
-                                                 "br_value": value}))
-                for p, (probs, value) in enumerate(results)]
+        targets = [Target(p, ()) for p in range(len(results))]
+        return self.targeted_responses(iteration, targets, results)
+
+    def targeted_tasks(self, iteration: int, populations: list[list],
+                       targets: list[Target]) -> list[Task]:
+        """One exact best-response task per target."""
+        tasks = []
+        for target in targets:
+            mixed = self.stack.mixed(populations, list(target.mixtures))
+            tasks.append(Task(exact_best_response, (self.tree, target.player, mixed)))
+        return tasks
+
+    def targeted_responses(self, iteration: int, targets: list[Target],
+                           results: list) -> list[Response]:
+        """The best responses as tabular members (named by player, iteration and tag)."""
+        out = []
+        for target, (probs, value) in zip(targets, results, strict=True):
+            p, tag = target.player, f"_{target.tag}" if target.tag else ""
+            out.append(Response(TabularPolicy(
+                p, probs, name=f"br_p{p}_it{iteration}{tag}",
+                metadata={"iteration": iteration, "oracle": self.name, "br_value": value,
+                          **({"target": target.tag} if target.tag else {})})))
+        return out

@@ -8,7 +8,7 @@ from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.members import network_of
-from psro.oracles import Response
+from psro.oracles import Response, Target, plain_targets
 from psro.policies import tabularise
 from psro.ppo_config import PPOConfig
 from psro.seeds import derive_seed
@@ -52,25 +52,42 @@ class PPOOracle:
     def tasks(self, iteration: int, populations: list[list],
               mixtures: list[np.ndarray]) -> list[Task]:
         """One seeded PPO training task per player (warm-started from its newest network)."""
-        actors = [[m.actor(self.tree) for m in pop] for pop in populations]
-        tasks = []
-        for p, pop in enumerate(populations):
-            previous = next((network_of(m) for m in reversed(pop)
-                             if network_of(m) is not None), None)
-            tasks.append(Task(ppo_best_response, (
-                self.game, p, actors, mixtures, self.config,
-                derive_seed(self.run_seed, iteration, p), previous, {"iteration": iteration})))
-        return tasks
+        return self.targeted_tasks(iteration, populations, plain_targets(mixtures))
 
     def responses(self, iteration: int, results: list) -> list[Response]:
         """The trained networks as members (tabularised where the tree is walked)."""
+        targets = [Target(p, ()) for p in range(len(results))]
+        return self.targeted_responses(iteration, targets, results)
+
+    def targeted_tasks(self, iteration: int, populations: list[list],
+                       targets: list[Target]) -> list[Task]:
+        """One seeded PPO training task per target (seed from the run seed, the iteration,
+        the player and, for tagged targets, the tag), warm-started from the player's newest
+        network."""
+        actors = [[m.actor(self.tree) for m in pop] for pop in populations]
+        tasks = []
+        for target in targets:
+            p = target.player
+            previous = next((network_of(m) for m in reversed(populations[p])
+                             if network_of(m) is not None), None)
+            keys = (self.run_seed, iteration, p) + ((target.tag,) if target.tag else ())
+            tasks.append(Task(ppo_best_response, (
+                self.game, p, actors, list(target.mixtures), self.config, derive_seed(*keys),
+                previous, {"iteration": iteration})))
+        return tasks
+
+    def targeted_responses(self, iteration: int, targets: list[Target],
+                           results: list) -> list[Response]:
+        """The trained networks as members (tabularised where the tree is walked)."""
         out = []
-        for p, (network, diagnostics) in enumerate(results):
+        for target, (network, diagnostics) in zip(targets, results, strict=True):
+            p = target.player
             last = diagnostics[-1] if diagnostics else {}
-            name = f"ppo_p{p}_it{iteration}"
+            name = f"ppo_p{p}_it{iteration}" + (f"_{target.tag}" if target.tag else "")
             metadata = {"iteration": iteration, "oracle": self.name,
                         "env_steps": network.metadata.get("env_steps"),
-                        "final_mean_return": last.get("mean_return")}
+                        "final_mean_return": last.get("mean_return"),
+                        **({"target": target.tag} if target.tag else {})}
             if self.tree is None:
                 network.name = name
                 network.metadata.update(metadata)

@@ -1,0 +1,195 @@
+"""PSRO variants (``--algorithm``): what the meta-strategy is and which best responses to train.
+
+An algorithm has ``name`` and two methods on the run's state:
+
+- ``meta(state) -> mixtures``: the meta-strategy, one 1-D mixture per player (what the
+  opponents of the next best responses play, and what exploitability measures);
+- ``targets(state) -> [Target]``: the best responses to train next
+  (:class:`psro.oracles.Target`: a player and the opponents' weights it trains against).
+
+Built in:
+
+- ``psro``: the meta-solver's mixture; one best response per player against it.
+- ``anytime`` (anytime double oracle / Anytime PSRO, McAleer et al. 2022): the meta-strategy
+  is, for each player, the mixture of its population that is least exploitable in the full
+  game, found exactly as one linear program in the sequence form (the opponent's best-response
+  value is the optimum of the sequence-form dual, linear in the mixture), so exploitability
+  never rises from one iteration to the next (the simplex only grows). The population grows as
+  in double oracle: one best response per player against the meta-solver's mixture of the
+  restricted game (default ``nash``). Training against the least exploitable mixture instead
+  can stall (on Kuhn poker it stops improving at exploitability 0.19 after a few iterations,
+  the new best responses being ones the population holds). Two-player zero-sum games with
+  exact evaluation.
+- ``rectified`` (PSRO-rN, Balduzzi et al. 2019, as OpenSpiel's ``rectifier="rectified"``):
+  the meta-solver's Nash mixture; for each member ``k`` of player p in its support, one best
+  response of p against the opponents' members that ``k`` beats or ties
+  (``u_p(k, j) >= (u_p(k, j) + u_q(k, j)) / 2``, i.e. ``u_p(k, j) >= 0`` in zero-sum games),
+  weighted by their Nash weights (all of them where that weight is zero). Two-player games, the
+  ``nash`` meta-solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+import solvers
+from psro.context import GameContext
+from psro.errors import ConfigError, MetaSolverError
+from psro.evaluation.exact import PlanStack
+from psro.oracles import Target, plain_targets
+from psro.sequence_form import SequenceFormGame
+from psro.state import RunState
+
+SUPPORT_TOL = 1e-9
+"""Weights above this are in a mixture's support."""
+
+
+class PSROAlgorithm:
+    """Vanilla PSRO: the meta-solver's mixture; one best response per player against it."""
+
+    name = "psro"
+
+    def __init__(self, meta_solver: Callable, solver_name: str):
+        self.meta_solver, self.solver_name = meta_solver, solver_name
+
+    def meta(self, state: RunState) -> list[np.ndarray]:
+        """The meta-solver's mixtures on the payoff table."""
+        try:
+            mixtures = self.meta_solver(state.table.as_game())
+            return solvers.as_mixtures(mixtures, state.table.shape)
+        except (solvers.SolverError, solvers.PayoffError) as err:
+            raise MetaSolverError(f"meta-solver {self.solver_name!r} failed at iteration "
+                                  f"{state.iteration}: {err} (the previous iteration's "
+                                  f"checkpoint is kept)") from None
+
+    def targets(self, state: RunState) -> list[Target]:
+        """One target per player: the meta-strategy."""
+        return plain_targets(state.mixtures)
+
+
+class RectifiedAlgorithm(PSROAlgorithm):
+    """PSRO-rN: one best response per member in the Nash support, against the opponents'
+    members it beats or ties (see the module docstring)."""
+
+    name = "rectified"
+
+    def targets(self, state: RunState) -> list[Target]:
+        """One target per (player, supported member), tagged with the member's index + 1."""
+        values = state.table.values
+        mean = values.mean(axis=0)
+        out = []
+        for p in range(2):
+            q = 1 - p
+            for k in np.flatnonzero(state.mixtures[p] > SUPPORT_TOL):
+                row = values[p][k, :] if p == 0 else values[p][:, k]
+                kept = row >= (mean[k, :] if p == 0 else mean[:, k]) - 1e-12
+                weights = state.mixtures[q] * kept
+                weights = weights / weights.sum() if weights.sum() > SUPPORT_TOL \
+                    else state.mixtures[q]
+                mixtures = [None, None]
+                mixtures[p], mixtures[q] = state.mixtures[p], weights
+                out.append(Target(p, tuple(mixtures), tag=int(k) + 1))
+        return out
+
+
+class AnytimeAlgorithm:
+    """Anytime PSRO: each player's least exploitable mixture of its population, by one LP per
+    player on the sequence form (see the module docstring). Tolerance: HiGHS's, about 1e-9 on
+    the opponent's best-response value."""
+
+    name = "anytime"
+
+    def __init__(self, tree: SequenceFormGame, expansion: PSROAlgorithm):
+        self.tree = tree
+        self.expansion = expansion
+        self.stack = PlanStack(tree)
+        self._dual = [self._dual_matrix(q) for q in range(2)]
+        self._payoff = [self._payoff_matrix(q) for q in range(2)]
+
+    def _dual_matrix(self, q: int) -> sp.csr_matrix:
+        """G with ``(G v)[s] >= value of sequence s`` the dual constraints of q's best response:
+        v[0] for the root, v[i + 1] for information set i."""
+        tree = self.tree.players[q]
+        rows = [0] + list(range(1, tree.num_sequences)) + list(tree.parent_seq)
+        cols = [0] + [int(i) + 1 for i in tree.seq_infoset[1:]] + \
+            list(range(1, tree.num_infosets + 1))
+        data = [1.0] * tree.num_sequences + [-1.0] * tree.num_infosets
+        return sp.csr_matrix((data, (rows, cols)),
+                             shape=(tree.num_sequences, tree.num_infosets + 1))
+
+    def _payoff_matrix(self, q: int) -> sp.csr_matrix:
+        """``M[s_p, s_q]``: chance-weighted returns of player q over the leaves."""
+        p = 1 - q
+        t = self.tree
+        return sp.csr_matrix((t.leaf_chance * t.leaf_returns[q],
+                              (t.leaf_seqs[p], t.leaf_seqs[q])),
+                             shape=(t.players[p].num_sequences, t.players[q].num_sequences))
+
+    def meta(self, state: RunState) -> list[np.ndarray]:
+        """Each player's least exploitable mixture of its population."""
+        return [self._least_exploitable(p, state.populations[p]) for p in range(2)]
+
+    def _least_exploitable(self, p: int, members: list) -> np.ndarray:
+        q = 1 - p
+        plans = self.stack.plans(p, members)  # (K, S_p)
+        gain = (self._payoff[q].T @ plans.T)  # (S_q, K): value of q's sequences per member
+        k, dual = plans.shape[0], self._dual[q]
+        a_ub = sp.hstack([sp.csr_matrix(gain), -dual]).tocsr()  # gain w - G v <= 0
+        a_eq = sp.csr_matrix(np.concatenate([np.ones(k), np.zeros(dual.shape[1])])[None, :])
+        cost = np.zeros(k + dual.shape[1])
+        cost[k] = 1.0  # minimise v_root, q's best-response value
+        bounds = [(0, None)] * k + [(None, None)] * dual.shape[1]
+        result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=a_eq, b_eq=[1.0],
+                         bounds=bounds, method="highs")
+        if result.status != 0:
+            raise MetaSolverError(f"anytime: the least-exploitable-mixture LP of player {p} "
+                                  f"failed ({result.message}); the previous iteration's "
+                                  f"checkpoint is kept")
+        w = np.maximum(result.x[:k], 0.0)
+        return w / w.sum()
+
+    def targets(self, state: RunState) -> list[Target]:
+        """One target per player: the meta-solver's mixtures on the payoff table (the
+        population grows as in double oracle, which is what makes it converge)."""
+        return plain_targets(self.expansion.meta(state))
+
+
+def _psro(context: GameContext, meta_solver: Callable) -> PSROAlgorithm:
+    return PSROAlgorithm(meta_solver, context.config.meta_solver)
+
+
+def _rectified(context: GameContext, meta_solver: Callable) -> RectifiedAlgorithm:
+    if context.num_players != 2:
+        raise ConfigError(f"algorithm 'rectified' needs a two-player game; "
+                          f"{context.config.game!r} has {context.num_players} players")
+    if context.config.meta_solver != "nash":
+        raise ConfigError(f"algorithm 'rectified' rectifies a Nash meta-strategy; use "
+                          f"meta_solver 'nash' (got {context.config.meta_solver!r}); the "
+                          f"'rectified' meta-solver is the one-response-per-player heuristic")
+    return RectifiedAlgorithm(meta_solver, context.config.meta_solver)
+
+
+def _anytime(context: GameContext, meta_solver: Callable) -> AnytimeAlgorithm:
+    if context.num_players != 2 or not context.game.zero_sum:
+        raise ConfigError(f"algorithm 'anytime' needs a two-player zero-sum game; "
+                          f"{context.config.game!r} is not one")
+    return AnytimeAlgorithm(context.require_tree("algorithm 'anytime' (exact evaluation)"),
+                            PSROAlgorithm(meta_solver, context.config.meta_solver))
+
+
+ALGORITHMS: dict[str, Callable] = {"psro": _psro, "anytime": _anytime,
+                                   "rectified": _rectified}
+"""Factories ``f(context, meta_solver) -> algorithm`` by name."""
+
+
+def build(context: GameContext, meta_solver: Callable):
+    """The run's algorithm (``context.config.algorithm``); :class:`ConfigError` for an
+    unknown name or a game or setting it cannot handle, before any work."""
+    name = context.config.algorithm
+    if name not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {name!r}; accepted: {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[name](context, meta_solver)

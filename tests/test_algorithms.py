@@ -1,0 +1,119 @@
+"""PSRO variants (--algorithm): anytime (least exploitable mixture by LP) and rectified
+(PSRO-rN), against independent checks; both oracles; resume; refusals."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import psro
+import solvers
+from psro.algorithms import RectifiedAlgorithm
+from psro.cli import main
+from psro.evaluation.exact import PlanStack
+
+
+def _numbers(rows):
+    keep = ("iteration", "population_size", "exploitability", "nash_conv", "env_steps")
+    return [{k: r[k] for k in keep} for r in rows]
+
+
+def test_anytime_never_increases_and_beats_psro_on_leduc():
+    rows = psro.PSRO("leduc_poker", "exact", "nash", algorithm="anytime").run(iterations=15)
+    exploitability = [r["exploitability"] for r in rows]
+    assert all(b <= a + 1e-9 for a, b in zip(exploitability, exploitability[1:],
+                                              strict=False))
+    plain = psro.PSRO("leduc_poker", "exact", "nash").run(iterations=15)
+    assert exploitability[-1] < plain[-1]["exploitability"]  # 0.38 against 0.71 here
+
+
+def test_anytime_mixture_is_the_least_exploitable_one():
+    """The LP's mixture against 2,000 random mixtures of the same population and against
+    the Nash mixture of the payoff table, all measured by exact best responses."""
+    run = psro.PSRO("kuhn_poker", "exact", "nash", algorithm="anytime")
+    run.run(iterations=3)
+    tree = run.tree
+    stack = PlanStack(tree)
+    plans = [stack.plans(p, run.population[p]) for p in range(2)]
+
+    def opponent_value(p, w):  # the opponent's best-response value against p's mixture
+        mixed = [None, None]
+        mixed[p] = w @ plans[p]
+        return tree.best_response(1 - p, mixed)[1]
+
+    rng = np.random.default_rng(0)
+    for p in range(2):
+        best = opponent_value(p, run.mixtures[p])
+        samples = rng.dirichlet(np.ones(len(run.population[p])), size=2000)
+        assert best <= min(opponent_value(p, w) for w in samples) + 1e-9
+        nash_mixture = solvers.get("nash")(run.table.as_game())[p]
+        assert best <= opponent_value(p, np.asarray(nash_mixture)) + 1e-9
+
+
+def test_rectified_targets_follow_the_beats_or_ties_rule():
+    A = np.array([[1.0, 1.0, -1.0], [2.0, 0.0, 0.0]])  # player 0's payoffs, zero-sum
+    state = SimpleNamespace(table=SimpleNamespace(values=np.stack([A, -A])),
+                            mixtures=[np.array([0.25, 0.75]), np.array([0.5, 0.2, 0.3])])
+    targets = RectifiedAlgorithm(None, "nash").targets(state)
+    by = {(t.player, t.tag): t.mixtures for t in targets}
+    assert sorted(by) == [(0, 1), (0, 2), (1, 1), (1, 2), (1, 3)]
+    # member 0 of player 0 beats or ties columns 0 and 1: weights 0.5, 0.2 renormalised
+    assert by[(0, 1)][1] == pytest.approx([0.5 / 0.7, 0.2 / 0.7, 0.0])
+    assert by[(0, 2)][1] == pytest.approx([0.5, 0.2, 0.3])  # beats or ties all three
+    # player 1's column 0 beats or ties no row (-1, -2): it falls back to the Nash weights;
+    # column 1 beats or ties row 1 only (-1 < 0, 0 = 0); column 2 both rows (1, 0)
+    assert by[(1, 1)][0] == pytest.approx([0.25, 0.75])
+    assert by[(1, 2)][0] == pytest.approx([0.0, 1.0])
+    assert by[(1, 3)][0] == pytest.approx([0.25, 0.75])
+
+
+def test_rectified_reaches_kuhn_equilibrium_with_several_responses_per_iteration():
+    rows = psro.PSRO("kuhn_poker", "exact", "nash", algorithm="rectified").run(iterations=8)
+    assert rows[-1]["exploitability"] < 1e-9
+    assert rows[-1]["population_size"] > 9  # more than one new member per iteration
+    assert rows[-1]["value_p0"] == pytest.approx(-1 / 18, abs=1e-9)
+
+
+@pytest.mark.parametrize("algorithm", ["anytime", "rectified"])
+def test_variants_resume_to_identical_numbers_and_run_with_ppo(algorithm, tmp_path):
+    full = psro.PSRO("kuhn_poker", "exact", "nash", algorithm=algorithm).run(iterations=6)
+    psro.PSRO("kuhn_poker", "exact", "nash", algorithm=algorithm,
+              out=tmp_path / "a").run(iterations=3)
+    resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=6)
+    assert _numbers(resumed) == _numbers(full)
+    assert psro.load_run(tmp_path / "a").config.algorithm == algorithm
+    rows = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm=algorithm, seed=1,
+                     ppo={"env_steps": 1500}, out=tmp_path / "ppo").run(iterations=2)
+    assert rows[-1]["exploitability"] < rows[0]["exploitability"]
+    again = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm=algorithm, seed=1,
+                      ppo={"env_steps": 1500}).run(iterations=2)
+    assert _numbers(again) == _numbers(rows)
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--algorithm", "xdo2"], "unknown algorithm 'xdo2'; accepted: psro, anytime, rectified"),
+    (["--algorithm", "anytime", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
+     "algorithm 'anytime' needs a two-player zero-sum game"),
+    (["--algorithm", "rectified", "--meta-solver", "prd"],
+     "algorithm 'rectified' rectifies a Nash meta-strategy"),
+    (["--algorithm", "anytime", "--game", "leduc_poker", "--oracle", "ppo",
+      "--config", "small.toml"], "algorithm 'anytime' (exact evaluation)"),
+])
+def test_variants_that_cannot_run_are_refused_before_any_work(argv, match, tmp_path, capsys,
+                                                              monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "small.toml").write_text("max_nodes = 1000\n")
+    game = [] if "--game" in argv else ["--game", "kuhn_poker"]
+    assert main(["run", *game, *argv, "--out", "X"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and match in err[0], err
+    assert not (tmp_path / "X").exists()
+
+
+def test_resume_refuses_a_new_algorithm(tmp_path, capsys):
+    psro.PSRO("kuhn_poker", out=tmp_path / "r").run(iterations=1)
+    assert main(["run", "--resume", "--out", str(tmp_path / "r"), "--algorithm",
+                 "anytime"]) == 2
+    assert "--algorithm cannot change" in capsys.readouterr().err
