@@ -19,6 +19,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from pathlib import Path  # noqa: E402
+
+from common import curves_figure  # noqa: E402
 
 import psro  # noqa: E402
 
@@ -45,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="leduc_poker")
     parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--figure", type=Path, help="write the curves of the timed runs here")
     parser.add_argument("--budget", type=float, default=120.0,
                         help="seconds of the run that looks for exploitability <= 0.05")
     args = parser.parse_args()
@@ -52,15 +58,19 @@ def main() -> None:
     print(f"{'variant':10s} {'it 5':>9s} {'it 10':>9s} {'it 20':>9s} {'last':>9s} "
           f"{'members':>8s} {'time (s)':>9s}  rose?  <= 0.05 (within {args.budget:.0f} s)",
           flush=True)
+    curves = {}
     for algorithm in VARIANTS:
         rows, elapsed = run(args.game, algorithm, args.iterations)
         ex = [r["exploitability"] for r in rows]
         rose = any(b > a + 1e-9 for a, b in zip(ex, ex[1:], strict=False))
         at = [f"{ex[k]:9.4f}" if k < len(ex) else f"{'':9s}" for k in (5, 10, 20)]
         long_rows, _ = run(args.game, algorithm, 100_000, args.budget)
+        curves[algorithm] = [r for r in long_rows if r["iteration"] <= 200]
         print(f"{algorithm:10s} {' '.join(at)} {ex[-1]:9.4f} {rows[-1]['population_size']:8d} "
               f"{elapsed:9.2f}  {'yes' if rose else 'no ':5s}  "
               f"{first_below(long_rows, 0.05)}", flush=True)
+    if args.figure:
+        curves_figure({f"{args.game}, exact oracle": curves}, args.figure)
 
 
 if __name__ == "__main__":
