@@ -1,5 +1,6 @@
-"""``make bench``: the benchmarks of the solver, exact-PSRO and PPO issues in one process, with
-one summary table of the figures and the ratios against OpenSpiel (its LP and psro_v2).
+"""``make bench``: the benchmarks of the solver, exact-PSRO, exploitability, variant and PPO
+issues in one process, with one summary table of the figures and the ratios against OpenSpiel
+(its LP, nash_conv and psro_v2).
 
 Run: ``python experiments/bench_all.py [--quick] [--full]``. ``--quick`` shrinks every budget
 (a smoke run of a few minutes); ``--full`` adds the 60-minute Leduc PPO run. Each script can
@@ -80,6 +81,40 @@ def exact_rows(rows, quick: bool) -> None:
          "<= 0.05 within 120 s", hit is not None)
 
 
+def exploitability_rows(rows, quick: bool) -> None:
+    import bench_exploitability as bench
+    from open_spiel.python import policy as os_policy
+
+    for name in ("leduc_poker",) + (() if quick else ("liars_dice",)):
+        game = pyspiel.load_game(name)
+        policy = bench.random_policy(game, seed=0)
+        psro.game_tree.cache_clear()
+        first, _ = bench.timed(lambda: psro.exploitability(name, policy))  # noqa: B023
+        per, _ = bench.timed(lambda: psro.exploitability(name, policy), 5)  # noqa: B023
+        cpp_policy = os_policy.python_policy_to_pyspiel_policy(policy)
+        cpp, _ = bench.timed(lambda: pyspiel.nash_conv(game, cpp_policy))  # noqa: B023
+        _row(rows, f"{name} exploitability of a policy, per evaluation",
+             f"{per * 1e3:.1f} ms (walk + first {first:.2f} s)",
+             f"{cpp * 1e3:.0f} ms C++ nash_conv", f"{cpp / per:.0f}x",
+             ">= 10x; walk + evaluation < C++", cpp / per >= 10 and first < cpp)
+
+
+def variant_rows(rows, quick: bool) -> None:
+    budget = 30 if quick else 120
+    found = {}
+    for algorithm in ("psro", "anytime"):
+        result = psro.PSRO("leduc_poker", "exact", "nash", algorithm=algorithm).run(
+            iterations=100_000, time_budget_s=budget, target_exploitability=0.05)
+        ex = [r["exploitability"] for r in result]
+        found[algorithm] = (result[-1]["iteration"] if ex[-1] <= 0.05 else None,
+                            any(b > a + 1e-9 for a, b in zip(ex, ex[1:], strict=False)))
+    (ours, rose), (theirs, _) = found["anytime"], found["psro"]
+    _row(rows, "Leduc exact, iterations to 0.05: anytime vs psro",
+         f"{ours} (rose: {'yes' if rose else 'no'})", f"{theirs} psro", "-",
+         "fewer than psro, never rises",
+         ours is not None and (theirs is None or ours < theirs) and not rose)
+
+
 def ppo_rows(rows, quick: bool, full: bool) -> None:
     for name in ("kuhn_poker", "leduc_poker"):
         game = pyspiel.load_game(name)
@@ -110,6 +145,8 @@ def main() -> None:
     rows: list[tuple] = []
     solver_rows(rows, args.quick)
     exact_rows(rows, args.quick)
+    exploitability_rows(rows, args.quick)
+    variant_rows(rows, args.quick)
     ppo_rows(rows, args.quick, args.full)
     widths = [max(len(str(r[i])) for r in rows + [("what", "ours", "reference", "ratio",
                                                        "target", "met")]) for i in range(6)]
