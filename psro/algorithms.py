@@ -1,11 +1,14 @@
 """PSRO variants (``--algorithm``): what the meta-strategy is and which best responses to train.
 
-An algorithm has ``name`` and two methods on the run's state:
+An algorithm has ``name`` and four methods on the run's state:
 
 - ``meta(state) -> mixtures``: the meta-strategy, one 1-D mixture per player (what the
   opponents of the next best responses play, and what exploitability measures);
 - ``targets(state) -> [Target]``: the best responses to train next
-  (:class:`psro.oracles.Target`: a player and the opponents' weights it trains against).
+  (:class:`psro.oracles.Target`: a player and the opponents' weights it trains against);
+- ``expand(state) -> [member]``: members the algorithm adds itself before evaluation (XDO's
+  restricted-game equilibrium; none for the others);
+- ``stop(state) -> str | None``: a stop reason of its own (XDO: ``restricted_game_complete``).
 
 Built in:
 
@@ -26,6 +29,7 @@ Built in:
   (``u_p(k, j) >= (u_p(k, j) + u_q(k, j)) / 2``, i.e. ``u_p(k, j) >= 0`` in zero-sum games),
   weighted by their Nash weights (all of them where that weight is zero). Two-player games, the
   ``nash`` meta-solver.
+- ``xdo``: extensive-form double oracle, :mod:`psro.xdo`.
 """
 
 from __future__ import annotations
@@ -70,6 +74,14 @@ class PSROAlgorithm:
         """One target per player: the meta-strategy."""
         return plain_targets(state.mixtures)
 
+    def expand(self, state: RunState) -> list:
+        """Members the algorithm itself adds before evaluation (none)."""
+        return []
+
+    def stop(self, state: RunState) -> str | None:
+        """A stop reason of the algorithm's own (none)."""
+        return None
+
 
 class RectifiedAlgorithm(PSROAlgorithm):
     """PSRO-rN: one best response per member in the Nash support, against the opponents'
@@ -96,6 +108,28 @@ class RectifiedAlgorithm(PSROAlgorithm):
         return out
 
 
+def dual_matrix(tree: SequenceFormGame, q: int) -> sp.csr_matrix:
+    """``G`` (num_sequences x (1 + num_infosets)) of player q: ``G v >= b`` are the dual
+    constraints of q's best response to sequence values ``b`` (``v[0]`` the root, ``v[i + 1]``
+    information set i); its transpose is q's sequence-form flow constraints ``G^T y = e_0``."""
+    player = tree.players[q]
+    rows = [0] + list(range(1, player.num_sequences)) + list(player.parent_seq)
+    cols = [0] + [int(i) + 1 for i in player.seq_infoset[1:]] + \
+        list(range(1, player.num_infosets + 1))
+    data = [1.0] * player.num_sequences + [-1.0] * player.num_infosets
+    return sp.csr_matrix((data, (rows, cols)),
+                         shape=(player.num_sequences, player.num_infosets + 1))
+
+
+def payoff_matrix(tree: SequenceFormGame, rows: int, cols: int, utility: int) -> sp.csr_matrix:
+    """``M[s_rows, s_cols]``: chance-weighted returns of player ``utility`` summed over the
+    leaves reached by those two sequences (two-player games)."""
+    return sp.csr_matrix((tree.leaf_chance * tree.leaf_returns[utility],
+                          (tree.leaf_seqs[rows], tree.leaf_seqs[cols])),
+                         shape=(tree.players[rows].num_sequences,
+                                tree.players[cols].num_sequences))
+
+
 class AnytimeAlgorithm:
     """Anytime PSRO: each player's least exploitable mixture of its population, by one LP per
     player on the sequence form (see the module docstring). Tolerance: HiGHS's, about 1e-9 on
@@ -107,27 +141,8 @@ class AnytimeAlgorithm:
         self.tree = tree
         self.expansion = expansion
         self.stack = PlanStack(tree)
-        self._dual = [self._dual_matrix(q) for q in range(2)]
-        self._payoff = [self._payoff_matrix(q) for q in range(2)]
-
-    def _dual_matrix(self, q: int) -> sp.csr_matrix:
-        """G with ``(G v)[s] >= value of sequence s`` the dual constraints of q's best response:
-        v[0] for the root, v[i + 1] for information set i."""
-        tree = self.tree.players[q]
-        rows = [0] + list(range(1, tree.num_sequences)) + list(tree.parent_seq)
-        cols = [0] + [int(i) + 1 for i in tree.seq_infoset[1:]] + \
-            list(range(1, tree.num_infosets + 1))
-        data = [1.0] * tree.num_sequences + [-1.0] * tree.num_infosets
-        return sp.csr_matrix((data, (rows, cols)),
-                             shape=(tree.num_sequences, tree.num_infosets + 1))
-
-    def _payoff_matrix(self, q: int) -> sp.csr_matrix:
-        """``M[s_p, s_q]``: chance-weighted returns of player q over the leaves."""
-        p = 1 - q
-        t = self.tree
-        return sp.csr_matrix((t.leaf_chance * t.leaf_returns[q],
-                              (t.leaf_seqs[p], t.leaf_seqs[q])),
-                             shape=(t.players[p].num_sequences, t.players[q].num_sequences))
+        self._dual = [dual_matrix(tree, q) for q in range(2)]
+        self._payoff = [payoff_matrix(tree, 1 - q, q, q) for q in range(2)]
 
     def meta(self, state: RunState) -> list[np.ndarray]:
         """Each player's least exploitable mixture of its population."""
@@ -157,6 +172,14 @@ class AnytimeAlgorithm:
         population grows as in double oracle, which is what makes it converge)."""
         return plain_targets(self.expansion.meta(state))
 
+    def expand(self, state: RunState) -> list:
+        """Members the algorithm itself adds before evaluation (none)."""
+        return []
+
+    def stop(self, state: RunState) -> str | None:
+        """A stop reason of the algorithm's own (none)."""
+        return None
+
 
 def _psro(context: GameContext, meta_solver: Callable) -> PSROAlgorithm:
     return PSROAlgorithm(meta_solver, context.config.meta_solver)
@@ -181,8 +204,18 @@ def _anytime(context: GameContext, meta_solver: Callable) -> AnytimeAlgorithm:
                             PSROAlgorithm(meta_solver, context.config.meta_solver))
 
 
+def _xdo(context: GameContext, meta_solver: Callable):
+    from psro.xdo import XDOAlgorithm
+
+    if context.num_players != 2 or not context.game.zero_sum:
+        raise ConfigError(f"algorithm 'xdo' needs a two-player zero-sum game; "
+                          f"{context.config.game!r} is not one")
+    return XDOAlgorithm(context.require_tree("algorithm 'xdo' (its restricted game is the "
+                                             "walked tree)"))
+
+
 ALGORITHMS: dict[str, Callable] = {"psro": _psro, "anytime": _anytime,
-                                   "rectified": _rectified}
+                                   "rectified": _rectified, "xdo": _xdo}
 """Factories ``f(context, meta_solver) -> algorithm`` by name."""
 
 

@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run PSRO (or --resume a run)")
     run.add_argument("--game", help="OpenSpiel game string or catalogue name")
-    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified")
+    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified, xdo")
     run.add_argument("--oracle", help="exact (tabular best response), ppo, or a registered "
                                       "oracle")
     run.add_argument("--oracle-option", action="append", metavar="KEY=VALUE",

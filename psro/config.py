@@ -27,7 +27,7 @@ class RunConfig:
     game: str = "kuhn_poker"
     """OpenSpiel game string or catalogue name (`psro games`)."""
     algorithm: str = "psro"
-    """PSRO variant (`psro.algorithms`): "psro", "anytime" or "rectified"."""
+    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified" or "xdo"."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""

@@ -145,6 +145,8 @@ class PSRO:
     def _evaluate_and_solve(self, start: float, timings: dict) -> dict:
         state = self.state
         t = time.perf_counter()
+        for member in self.parts.algorithm.expand(state):
+            state.populations[member.player].append(member)
         entries = self.evaluator.extend(state.table, state.populations, self.backend)
         timings["evaluation_s"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -210,6 +212,10 @@ class PSRO:
                 break
             if self.state.iteration >= iterations:
                 self.state.stop_reason = "iterations"
+                break
+            reason = self.parts.algorithm.stop(self.state)
+            if reason is not None:
+                self.state.stop_reason = reason
                 break
             self.step()
         if self.state.metrics[-1]["exploitability"] is None:

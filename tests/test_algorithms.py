@@ -1,5 +1,6 @@
-"""PSRO variants (--algorithm): anytime (least exploitable mixture by LP) and rectified
-(PSRO-rN), against independent checks; both oracles; resume; refusals."""
+"""PSRO variants (--algorithm): anytime (least exploitable mixture by LP), rectified (PSRO-rN)
+and xdo (restricted game on the sequence form), against independent checks; both oracles;
+resume; refusals."""
 
 from __future__ import annotations
 
@@ -76,6 +77,49 @@ def test_rectified_reaches_kuhn_equilibrium_with_several_responses_per_iteration
     assert rows[-1]["value_p0"] == pytest.approx(-1 / 18, abs=1e-9)
 
 
+def test_xdo_solves_kuhn_and_leduc_and_stops_when_the_restricted_game_is_complete(capsys,
+                                                                                  tmp_path):
+    kuhn = psro.PSRO("kuhn_poker", "exact", "nash", algorithm="xdo")
+    rows = kuhn.run(iterations=30)
+    assert kuhn.stop_reason == "restricted_game_complete" and rows[-1]["iteration"] < 30
+    assert rows[-1]["exploitability"] < 1e-12  # OpenSpiel-independent exact best responses
+    assert rows[-1]["value_p0"] == pytest.approx(-1 / 18, abs=1e-9)
+    leduc = psro.PSRO("leduc_poker", "exact", "nash", algorithm="xdo").run(iterations=20)
+    assert min(r["exploitability"] for r in leduc) <= 1e-3  # XDO's published target
+    assert main(["run", "--game", "kuhn_poker", "--algorithm", "xdo", "--out",
+                 str(tmp_path / "x")]) == 0
+    assert "done (restricted_game_complete)" in capsys.readouterr().out
+    loaded = psro.load_run(tmp_path / "x")  # the restricted equilibrium is the meta-policy
+    newest = loaded.population[0][-1]
+    assert newest.metadata["oracle"] == "xdo_restricted_nash"
+    assert loaded.mixtures[0][-1] == 1.0
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    game = __import__("pyspiel").load_game("kuhn_poker")
+    assert os_exploitability.nash_conv(game, loaded.meta_policy()) < 1e-9
+
+
+def test_xdo_with_the_ppo_oracle_plays_the_equilibrium_as_a_table(tmp_path):
+    rows = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm="xdo", seed=2,
+                     ppo={"env_steps": 2000}, out=tmp_path / "a").run(iterations=2)
+    run = psro.load_run(tmp_path / "a")
+    kinds = [m.metadata.get("oracle") for m in run.population[1]]
+    assert kinds == ["uniform", "xdo_restricted_nash", "ppo", "xdo_restricted_nash", "ppo",
+                     "xdo_restricted_nash"]
+    again = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm="xdo", seed=2,
+                      ppo={"env_steps": 2000}).run(iterations=2)
+    assert _numbers(again) == _numbers(rows)
+
+
+@pytest.mark.parametrize("algorithm", ["anytime", "rectified", "xdo"])
+def test_variants_resume_to_identical_numbers(algorithm, tmp_path):
+    full = psro.PSRO("leduc_poker", "exact", "nash", algorithm=algorithm).run(iterations=6)
+    psro.PSRO("leduc_poker", "exact", "nash", algorithm=algorithm,
+              out=tmp_path / "a").run(iterations=3)
+    resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=6)
+    assert _numbers(resumed) == _numbers(full)
+
+
 @pytest.mark.parametrize("algorithm", ["anytime", "rectified"])
 def test_variants_resume_to_identical_numbers_and_run_with_ppo(algorithm, tmp_path):
     full = psro.PSRO("kuhn_poker", "exact", "nash", algorithm=algorithm).run(iterations=6)
@@ -93,7 +137,12 @@ def test_variants_resume_to_identical_numbers_and_run_with_ppo(algorithm, tmp_pa
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["--algorithm", "xdo2"], "unknown algorithm 'xdo2'; accepted: psro, anytime, rectified"),
+    (["--algorithm", "xdo2"],
+     "unknown algorithm 'xdo2'; accepted: psro, anytime, rectified, xdo"),
+    (["--algorithm", "xdo", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
+     "algorithm 'xdo' needs a two-player zero-sum game"),
+    (["--algorithm", "xdo", "--game", "leduc_poker", "--oracle", "ppo", "--config",
+      "small.toml"], "algorithm 'xdo' (its restricted game is the walked tree)"),
     (["--algorithm", "anytime", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
      "algorithm 'anytime' needs a two-player zero-sum game"),
     (["--algorithm", "rectified", "--meta-solver", "prd"],

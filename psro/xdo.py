@@ -1,0 +1,137 @@
+"""XDO, extensive-form double oracle (McAleer et al. 2021), on the walked sequence form.
+
+The restricted game is the full game tree in which, at each information set, a player may
+take only the actions some best response of its population takes there with positive
+probability (the lowest legal action where none does yet). Its equilibrium is a behavioural
+policy that can mix at every information set, so it can be far less exploitable than any
+mixture of the population. Each iteration:
+
+1. the oracle trains one best response per player against the other player's restricted-game
+   equilibrium (a table, which the PPO oracle plays as a tabular opponent);
+2. the restricted game grows by the actions the new best responses take;
+3. its equilibrium is solved exactly by the sequence-form LP (HiGHS), one LP per player:
+   ``max v_0`` over the player's realization plan ``x`` (restricted sequences only) and the
+   opponent's dual ``v``, subject to ``G_q v <= M_p^T x`` on the opponent's restricted
+   sequences and ``G_p^T x = e_0``;
+4. the equilibrium joins each population as a member (so run directories, resume, reports and
+   ``load_run(dir).meta_policy()`` treat it as any member) and the meta-strategy puts all its
+   weight on it; exploitability measures it exactly.
+
+The run stops (stop reason ``restricted_game_complete``) when no new best response adds an
+action: the restricted equilibrium is then an equilibrium of the full game. Two-player
+zero-sum games small enough to walk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from psro.algorithms import dual_matrix, payoff_matrix
+from psro.errors import MetaSolverError
+from psro.oracles import Target, plain_targets
+from psro.policies import TabularPolicy
+from psro.sequence_form import SequenceFormGame
+from psro.state import RunState
+
+EQUILIBRIUM = "xdo_restricted_nash"
+"""The ``oracle`` metadata of restricted-game equilibrium members."""
+NOT_RESPONSES = ("uniform", EQUILIBRIUM)
+
+
+class XDOAlgorithm:
+    """Extensive-form double oracle (see the module docstring)."""
+
+    name = "xdo"
+
+    def __init__(self, tree: SequenceFormGame):
+        self.tree = tree
+        self._dual = [dual_matrix(tree, q) for q in range(2)]
+        self._payoff = [payoff_matrix(tree, p, 1 - p, p) for p in range(2)]
+
+    def allowed(self, player: int, members: list) -> np.ndarray:
+        """Boolean (num_infosets, num_actions): the restricted game's actions of ``player``
+        from its best-response members (the lowest legal action where none acts)."""
+        info = self.tree.players[player]
+        allowed = np.zeros((info.num_infosets, self.tree.num_actions), dtype=bool)
+        for member in members:
+            if member.metadata.get("oracle") not in NOT_RESPONSES:
+                allowed |= member.probs > 0
+        for i in np.flatnonzero(~allowed.any(axis=1)):
+            allowed[i, info.legal[i][0]] = True
+        return allowed
+
+    def expand(self, state: RunState) -> list[TabularPolicy]:
+        """The restricted game's equilibrium, one new member per player."""
+        allowed = [self.allowed(p, state.populations[p]) for p in range(2)]
+        return [TabularPolicy(p, self._equilibrium(p, allowed), name=f"xdo_nash_p{p}_it"
+                              f"{state.iteration}", metadata={"iteration": state.iteration,
+                                                              "oracle": EQUILIBRIUM})
+                for p in range(2)]
+
+    def _sequences(self, player: int, allowed: np.ndarray) -> np.ndarray:
+        info = self.tree.players[player]
+        ok = np.ones(info.num_sequences, dtype=bool)
+        ok[1:] = allowed[info.seq_infoset[1:], info.seq_action[1:]]
+        return ok
+
+    def _equilibrium(self, p: int, allowed: list[np.ndarray]) -> np.ndarray:
+        q = 1 - p
+        mine, theirs = self._sequences(p, allowed[p]), self._sequences(q, allowed[q])
+        s_p, dual = len(mine), self._dual[q]
+        rows = np.flatnonzero(theirs)
+        a_ub = sp.hstack([-self._payoff[p].T.tocsr()[rows], dual[rows]]).tocsr()
+        flow = self._dual[p].T.tocsr()
+        a_eq = sp.hstack([flow, sp.csr_matrix((flow.shape[0], dual.shape[1]))]).tocsr()
+        b_eq = np.zeros(flow.shape[0])
+        b_eq[0] = 1.0
+        cost = np.zeros(s_p + dual.shape[1])
+        cost[s_p] = -1.0  # maximise v_0, p's guaranteed value in the restricted game
+        bounds = [(0, None) if ok else (0, 0) for ok in mine] + [(None, None)] * dual.shape[1]
+        result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=a_eq, b_eq=b_eq,
+                         bounds=bounds, method="highs")
+        if result.status != 0:
+            raise MetaSolverError(f"xdo: the restricted-game LP of player {p} failed "
+                                  f"({result.message}); the previous iteration is kept")
+        return self._behaviour(p, np.maximum(result.x[:s_p], 0.0), allowed[p])
+
+    def _behaviour(self, p: int, plan: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """Action probabilities from a realization plan (uniform over the allowed actions
+        where the plan does not reach)."""
+        info = self.tree.players[p]
+        probs = np.zeros((info.num_infosets, self.tree.num_actions))
+        for i in range(info.num_infosets):
+            reach = plan[info.parent_seq[i]]
+            if reach > 1e-12:
+                for action, seq in info.seq_of[i].items():
+                    probs[i, action] = plan[seq] / reach
+            total = probs[i].sum()
+            if total <= 1e-12:
+                probs[i] = allowed[i] / allowed[i].sum()
+            else:
+                probs[i] /= total
+        return probs
+
+    def meta(self, state: RunState) -> list[np.ndarray]:
+        """All the weight on each player's newest member, the restricted equilibrium."""
+        out = []
+        for pop in state.populations:
+            weights = np.zeros(len(pop))
+            weights[-1] = 1.0
+            out.append(weights)
+        return out
+
+    def targets(self, state: RunState) -> list[Target]:
+        """One best response per player against the restricted equilibrium."""
+        return plain_targets(state.mixtures)
+
+    def stop(self, state: RunState) -> str | None:
+        """``restricted_game_complete`` once the newest best responses add no action."""
+        if state.iteration < 1:
+            return None
+        for p, pop in enumerate(state.populations):
+            older = [m for m in pop if m.metadata.get("iteration", 0) < state.iteration]
+            if not np.array_equal(self.allowed(p, older), self.allowed(p, pop)):
+                return None
+        return "restricted_game_complete"
