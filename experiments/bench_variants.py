@@ -7,6 +7,9 @@ the last, the population size, the wall time, whether exploitability ever rose, 
 second run of each variant limited to ``--budget`` seconds, the first iteration (and time) at
 or below 0.05 and 0.001 (``xdo`` stops by itself once its restricted game is complete).
 
+``--ppo-seconds S`` runs ``xdo`` and ``psro`` with the PPO oracle for S seconds each instead
+(processes backend, 2 workers) and prints their exploitability at the end.
+
 Targets (issue 11): ``xdo`` at or below 0.001 within 20 iterations and sooner in wall time
 than ``psro``; ``anytime`` never increases and reaches 0.05 in fewer iterations than ``psro``.
 (``jpsro`` is not built yet.)
@@ -47,6 +50,23 @@ def first_below(rows: list[dict], threshold: float) -> str:
     return f"iteration {hit['iteration']} ({hit['wall_time_s']:.1f} s)"
 
 
+def ppo_comparison(game: str, seconds: float, variants: list[str]) -> None:
+    """Each variant with the PPO oracle (default options, processes backend, 2 workers) for
+    the same wall time; exploitability is exact (networks tabularised)."""
+    print(f"{game}, PPO oracle, {seconds:.0f} s each, processes backend with 2 workers",
+          flush=True)
+    for algorithm in variants:
+        run = psro.PSRO(game, "ppo", "nash", algorithm=algorithm, backend="processes",
+                        workers=2, seed=0)
+        rows = run.run(iterations=100_000, time_budget_s=seconds)
+        lowest = min(rows, key=lambda r: r["exploitability"])
+        marks = ", ".join(f"{t:g}: {first_below(rows, t)}" for t in (0.3, 0.1, 0.05))
+        print(f"  {algorithm:8s} after {rows[-1]['wall_time_s']:.0f} s: "
+              f"{rows[-1]['exploitability']:.4f} (iteration {rows[-1]['iteration']}, lowest "
+              f"{lowest['exploitability']:.4f} at iteration {lowest['iteration']}, stop "
+              f"{run.stop_reason}); first <= {marks}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="leduc_poker")
@@ -54,7 +74,12 @@ def main() -> None:
     parser.add_argument("--figure", type=Path, help="write the curves of the timed runs here")
     parser.add_argument("--budget", type=float, default=120.0,
                         help="seconds of the run that looks for exploitability <= 0.05")
+    parser.add_argument("--ppo-seconds", type=float,
+                        help="instead: psro and xdo with the PPO oracle for this many seconds")
     args = parser.parse_args()
+    if args.ppo_seconds:
+        ppo_comparison(args.game, args.ppo_seconds, ["xdo", "psro"])
+        return
     print(f"{args.game}, exact oracle, nash meta-solver", flush=True)
     print(f"{'variant':10s} {'it 5':>9s} {'it 10':>9s} {'it 20':>9s} {'last':>9s} "
           f"{'members':>8s} {'time (s)':>9s}  rose?  "
