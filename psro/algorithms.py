@@ -52,7 +52,20 @@ SUPPORT_TOL = 1e-9
 """Weights above this are in a mixture's support."""
 
 
-class PSROAlgorithm:
+class Algorithm:
+    """Base of the variants: by default an algorithm adds no members of its own and has no
+    stop reason of its own."""
+
+    def expand(self, state: RunState) -> list:
+        """Members the algorithm itself adds before evaluation (none)."""
+        return []
+
+    def stop(self, state: RunState) -> str | None:
+        """A stop reason of the algorithm's own (none)."""
+        return None
+
+
+class PSROAlgorithm(Algorithm):
     """Vanilla PSRO: the meta-solver's mixture; one best response per player against it."""
 
     name = "psro"
@@ -74,14 +87,6 @@ class PSROAlgorithm:
         """One target per player: the meta-strategy."""
         return plain_targets(state.mixtures)
 
-    def expand(self, state: RunState) -> list:
-        """Members the algorithm itself adds before evaluation (none)."""
-        return []
-
-    def stop(self, state: RunState) -> str | None:
-        """A stop reason of the algorithm's own (none)."""
-        return None
-
 
 class RectifiedAlgorithm(PSROAlgorithm):
     """PSRO-rN: one best response per member in the Nash support, against the opponents'
@@ -97,8 +102,7 @@ class RectifiedAlgorithm(PSROAlgorithm):
         for p in range(2):
             q = 1 - p
             for k in np.flatnonzero(state.mixtures[p] > SUPPORT_TOL):
-                row = values[p][k, :] if p == 0 else values[p][:, k]
-                kept = row >= (mean[k, :] if p == 0 else mean[:, k]) - 1e-12
+                kept = np.take(values[p], k, axis=p) >= np.take(mean, k, axis=p) - 1e-12
                 weights = state.mixtures[q] * kept
                 weights = weights / weights.sum() if weights.sum() > SUPPORT_TOL \
                     else state.mixtures[q]
@@ -130,7 +134,7 @@ def payoff_matrix(tree: SequenceFormGame, rows: int, cols: int, utility: int) ->
                                 tree.players[cols].num_sequences))
 
 
-class AnytimeAlgorithm:
+class AnytimeAlgorithm(Algorithm):
     """Anytime PSRO: each player's least exploitable mixture of its population, by one LP per
     player on the sequence form (see the module docstring). Tolerance: HiGHS's, about 1e-9 on
     the opponent's best-response value."""
@@ -171,14 +175,6 @@ class AnytimeAlgorithm:
         """One target per player: the meta-solver's mixtures on the payoff table (the
         population grows as in double oracle, which is what makes it converge)."""
         return plain_targets(self.expansion.meta(state))
-
-    def expand(self, state: RunState) -> list:
-        """Members the algorithm itself adds before evaluation (none)."""
-        return []
-
-    def stop(self, state: RunState) -> str | None:
-        """A stop reason of the algorithm's own (none)."""
-        return None
 
 
 def _psro(context: GameContext, meta_solver: Callable) -> PSROAlgorithm:

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.algorithms import dual_matrix, payoff_matrix
+from psro.algorithms import Algorithm, dual_matrix, payoff_matrix
 from psro.errors import MetaSolverError
 from psro.oracles import Target, plain_targets
 from psro.policies import TabularPolicy
@@ -40,7 +40,7 @@ EQUILIBRIUM = "xdo_restricted_nash"
 NOT_RESPONSES = ("uniform", EQUILIBRIUM)
 
 
-class XDOAlgorithm:
+class XDOAlgorithm(Algorithm):
     """Extensive-form double oracle (see the module docstring)."""
 
     name = "xdo"

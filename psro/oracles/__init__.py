@@ -114,6 +114,21 @@ def target_responses(oracle, iteration: int, targets: list[Target],
     return oracle.responses(iteration, results)
 
 
+class TargetedOracle:
+    """Base of oracles that train arbitrary targets: the plain ``tasks``/``responses`` pair is
+    their targeted pair applied to one target per player against the meta-strategy."""
+
+    def tasks(self, iteration: int, populations: list[list],
+              mixtures: list[np.ndarray]) -> list[Task]:
+        """One task per player against the meta-strategy."""
+        return self.targeted_tasks(iteration, populations, plain_targets(mixtures))
+
+    def responses(self, iteration: int, results: list) -> list[Response]:
+        """The new members of :meth:`tasks`' results, one per player."""
+        targets = [Target(p, ()) for p in range(len(results))]
+        return self.targeted_responses(iteration, targets, results)
+
+
 @dataclass(frozen=True)
 class OracleEntry:
     """A registered oracle: its factory, and whether it plays simultaneous-move games through
@@ -163,5 +178,6 @@ def get(name: str) -> OracleEntry:
     return _ORACLES[name]
 
 
-__all__ = ["Oracle", "OracleEntry", "OracleFactory", "Response", "Target", "get", "names",
-           "plain_targets", "register", "target_responses", "target_tasks", "targeted"]
+__all__ = ["Oracle", "OracleEntry", "OracleFactory", "Response", "Target", "TargetedOracle",
+           "get", "names", "plain_targets", "register", "target_responses", "target_tasks",
+           "targeted"]

@@ -9,7 +9,7 @@ from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.evaluation.exact import PlanStack
-from psro.oracles import Response, Target, plain_targets
+from psro.oracles import Response, Target, TargetedOracle
 from psro.policies import TabularPolicy
 from psro.sequence_form import SequenceFormGame
 
@@ -21,7 +21,7 @@ def exact_best_response(tree: SequenceFormGame, player: int,
     return tree.best_response(player, plans)
 
 
-class ExactOracle:
+class ExactOracle(TargetedOracle):
     """Exact, deterministic tabular best responses, one per player, against the other players'
     meta-policy. Needs the walked tree."""
 
@@ -38,16 +38,6 @@ class ExactOracle:
             raise ConfigError(f"the exact oracle takes no options; got "
                               f"{', '.join(context.config.oracle_options)}")
         return cls(context.require_tree("the exact oracle"))
-
-    def tasks(self, iteration: int, populations: list[list],
-              mixtures: list[np.ndarray]) -> list[Task]:
-        """One exact best-response task per player against the others' meta-policy."""
-        return self.targeted_tasks(iteration, populations, plain_targets(mixtures))
-
-    def responses(self, iteration: int, results: list) -> list[Response]:
-        """The best responses as tabular members."""
-        targets = [Target(p, ()) for p in range(len(results))]
-        return self.targeted_responses(iteration, targets, results)
 
     def targeted_tasks(self, iteration: int, populations: list[list],
                        targets: list[Target]) -> list[Task]:

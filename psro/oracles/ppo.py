@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.members import network_of
-from psro.oracles import Response, Target, plain_targets
+from psro.oracles import Response, Target, TargetedOracle
 from psro.policies import tabularise
 from psro.ppo_config import PPOConfig
 from psro.seeds import derive_seed
@@ -22,7 +20,7 @@ def ppo_best_response(*args):
     return train_best_response(*args)
 
 
-class PPOOracle:
+class PPOOracle(TargetedOracle):
     """PPO best responses against opponents drawn per episode from the meta-strategy.
 
     Player p's seed at iteration k is derived from the run seed, k and p, so a resumed run
@@ -48,16 +46,6 @@ class PPOOracle:
                               f"oracle_options; got {', '.join(context.config.oracle_options)}")
         return cls(context.play_game, context.tree, PPOConfig.from_dict(context.config.ppo),
                    context.config.seed)
-
-    def tasks(self, iteration: int, populations: list[list],
-              mixtures: list[np.ndarray]) -> list[Task]:
-        """One seeded PPO training task per player (warm-started from its newest network)."""
-        return self.targeted_tasks(iteration, populations, plain_targets(mixtures))
-
-    def responses(self, iteration: int, results: list) -> list[Response]:
-        """The trained networks as members (tabularised where the tree is walked)."""
-        targets = [Target(p, ()) for p in range(len(results))]
-        return self.targeted_responses(iteration, targets, results)
 
     def targeted_tasks(self, iteration: int, populations: list[list],
                        targets: list[Target]) -> list[Task]:
