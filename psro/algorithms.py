@@ -8,7 +8,11 @@ An algorithm has ``name`` and four methods on the run's state:
   (:class:`psro.oracles.Target`: a player and the opponents' weights it trains against);
 - ``expand(state) -> [member]``: members the algorithm adds itself before evaluation (XDO's
   restricted-game equilibrium; none for the others);
-- ``stop(state) -> str | None``: a stop reason of its own (XDO: ``restricted_game_complete``).
+- ``stop(state) -> str | None``: a stop reason of its own (XDO: ``restricted_game_complete``);
+
+and two optional ones (:class:`Algorithm` has the defaults): ``admit(state, members) ->
+members``, which of the oracle's new members join (JPSRO drops duplicates), and
+``metrics(state) -> dict``, columns of its own in the metrics row (JPSRO's ``gap``).
 
 Built in:
 
@@ -30,6 +34,7 @@ Built in:
   weighted by their Nash weights (all of them where that weight is zero). Two-player games, the
   ``nash`` meta-solver.
 - ``xdo``: extensive-form double oracle, :mod:`psro.xdo`.
+- ``jpsro``: joint PSRO for n-player general-sum games, :mod:`psro.jpsro`.
 """
 
 from __future__ import annotations
@@ -53,12 +58,20 @@ SUPPORT_TOL = 1e-9
 
 
 class Algorithm:
-    """Base of the variants: by default an algorithm adds no members of its own and has no
-    stop reason of its own."""
+    """Base of the variants: by default an algorithm adds no members of its own, admits every
+    best response, has no metrics and no stop reason of its own."""
 
     def expand(self, state: RunState) -> list:
         """Members the algorithm itself adds before evaluation (none)."""
         return []
+
+    def admit(self, state: RunState, members: list) -> list:
+        """Which of the oracle's new members join the populations (all)."""
+        return members
+
+    def metrics(self, state: RunState) -> dict:
+        """Metrics of the algorithm's own for the iteration's row (none)."""
+        return {}
 
     def stop(self, state: RunState) -> str | None:
         """A stop reason of the algorithm's own (none)."""
@@ -210,8 +223,18 @@ def _xdo(context: GameContext, meta_solver: Callable):
                                              "walked tree)"))
 
 
+def _jpsro(context: GameContext, meta_solver: Callable):
+    from psro.jpsro import JPSROAlgorithm
+
+    config = context.config
+    return JPSROAlgorithm(context.require_tree("algorithm 'jpsro' (its gap is measured on "
+                                               "the walked tree)"),
+                          solvers.get_joint(config.meta_solver, **config.meta_solver_options),
+                          config.meta_solver, exact_oracle=config.oracle == "exact")
+
+
 ALGORITHMS: dict[str, Callable] = {"psro": _psro, "anytime": _anytime,
-                                   "rectified": _rectified, "xdo": _xdo}
+                                   "rectified": _rectified, "xdo": _xdo, "jpsro": _jpsro}
 """Factories ``f(context, meta_solver) -> algorithm`` by name."""
 
 

@@ -44,7 +44,8 @@ def _exploitability_text(row: dict) -> str:
     if row.get("exploitability") is None:
         return "n/a (sampled payoffs; measured when the run stops)"
     suffix = " (approximate lower bound)" if kind == "approximate_lower_bound" else ""
-    return f"{row['exploitability']:.6g}{suffix}"
+    gap = f"  {row['gap_kind']} gap {row['gap']:.6g}" if "gap" in row else ""
+    return f"{row['exploitability']:.6g}{suffix}{gap}"
 
 
 def _progress(run, row) -> None:
@@ -209,12 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run PSRO (or --resume a run)")
     run.add_argument("--game", help="OpenSpiel game string or catalogue name")
-    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified, xdo")
+    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified, "
+                                         "xdo, jpsro")
     run.add_argument("--oracle", help="exact (tabular best response), ppo, or a registered "
                                       "oracle")
     run.add_argument("--oracle-option", action="append", metavar="KEY=VALUE",
                      help="option of a registered oracle, repeatable")
-    run.add_argument("--meta-solver", help=f"one of: {', '.join(solvers.names())}")
+    run.add_argument("--meta-solver", help=f"one of: {', '.join(solvers.names())} (default "
+                                           f"nash; cce with --algorithm jpsro)")
     run.add_argument("--meta-solver-option", action="append", metavar="KEY=VALUE",
                      help="meta-solver option, repeatable (e.g. p=0.8)")
     run.add_argument("--ppo", action="append", metavar="KEY=VALUE",

@@ -27,15 +27,16 @@ class RunConfig:
     game: str = "kuhn_poker"
     """OpenSpiel game string or catalogue name (`psro games`)."""
     algorithm: str = "psro"
-    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified" or "xdo"."""
+    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified", "xdo" or "jpsro"."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
     oracle_options: dict = field(default_factory=dict)
     """Options of a registered oracle, checked by its factory ("exact" takes none; "ppo" reads
     the `ppo` table)."""
-    meta_solver: str = "nash"
-    """Meta-solver name from `solvers.names()`."""
+    meta_solver: str | None = None
+    """Meta-solver name from `solvers.names()`; default "cce" for the "jpsro" algorithm and
+    "nash" for the others (set when the config is validated)."""
     meta_solver_options: dict = field(default_factory=dict)
     """Options for the meta-solver, checked by `solvers.get`."""
     iterations: int = 20
@@ -63,7 +64,8 @@ class RunConfig:
     """Also write every numeric metric as a TensorBoard scalar under DIR/tensorboard."""
 
     def validate(self) -> RunConfig:
-        """Check every field; :class:`ConfigError` names the first bad one. Returns self."""
+        """Check every field; :class:`ConfigError` names the first bad one. Sets the default
+        meta-solver of the algorithm when none was given. Returns self."""
         if not isinstance(self.game, str) or not self.game.strip():
             raise ConfigError(f"game must be a non-empty game string; got {self.game!r}")
         if not isinstance(self.algorithm, str) or not self.algorithm:
@@ -74,6 +76,8 @@ class RunConfig:
             if not isinstance(getattr(self, name), dict):
                 raise ConfigError(f"{name} must be a table of option = value; got "
                                   f"{getattr(self, name)!r}")
+        if self.meta_solver is None:
+            self.meta_solver = "cce" if self.algorithm == "jpsro" else "nash"
         try:
             solvers.get(self.meta_solver, **self.meta_solver_options)
         except solvers.OptionError as err:

@@ -25,7 +25,7 @@ from psro.config import RunConfig, check_count, check_positive
 from psro.errors import ConfigError, RunDirectoryError
 from psro.parts import Parts, build_parts
 from psro.policies import MetaPolicy
-from psro.state import RunState
+from psro.state import RunState, joint_record
 
 Callback = Callable[["PSRO", dict], None]
 TIMING_FIELDS = ("oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s", "write_s")
@@ -135,11 +135,12 @@ class PSRO:
         targets = self.parts.algorithm.targets(state)
         tasks = oracles.target_tasks(self.oracle, state.iteration, state.populations, targets)
         results = self.backend.run(tasks)
-        for response in oracles.target_responses(self.oracle, state.iteration, targets,
-                                                 results):
-            state.populations[response.member.player].append(response.member)
+        responses = oracles.target_responses(self.oracle, state.iteration, targets, results)
+        for response in responses:
             state.env_steps += response.env_steps
             state.oracle_log += response.log
+        for member in self.parts.algorithm.admit(state, [r.member for r in responses]):
+            state.populations[member.player].append(member)
         return self._evaluate_and_solve(start, {"oracle_s": time.perf_counter() - start})
 
     def _evaluate_and_solve(self, start: float, timings: dict) -> dict:
@@ -154,6 +155,7 @@ class PSRO:
         timings["meta_solver_s"] = time.perf_counter() - t
         t = time.perf_counter()
         measured = self.evaluator.measure(state.populations, state.mixtures, state.table)
+        measured.update(self.parts.algorithm.metrics(state))
         timings["exploitability_s"] = time.perf_counter() - t
         timings["write_s"] = self._write_s
         row = {"iteration": state.iteration,
@@ -161,8 +163,10 @@ class PSRO:
                "population_size": len(state.populations[0]), **measured,
                "entries_evaluated": entries, "env_steps": state.env_steps, **timings}
         state.metrics.append(row)
-        state.mixture_history.append({"iteration": state.iteration,
-                                      "mixtures": [m.tolist() for m in state.mixtures]})
+        history = {"iteration": state.iteration, "mixtures": [m.tolist() for m in state.mixtures]}
+        if state.joint is not None:
+            history["joint"] = joint_record(state.joint)
+        state.mixture_history.append(history)
         self._save(start)
         for callback in self.callbacks:
             callback(self, row)

@@ -73,15 +73,19 @@ class _Buffer:
 
 def train_best_response(game, player: int, opponents: list[list], weights: list[np.ndarray],
                         config: PPOConfig, seed: int, init: NeuralPolicy | None = None,
-                        metadata: dict | None = None) -> tuple[NeuralPolicy, list[dict]]:
+                        metadata: dict | None = None,
+                        joint: tuple[np.ndarray, np.ndarray] | None = None
+                        ) -> tuple[NeuralPolicy, list[dict]]:
     """Train a PPO best response of ``player`` against the opponents' mixtures.
 
     ``opponents[q]`` lists player q's population members' actors (see :mod:`psro.members`),
-    ``weights[q]`` their meta-strategy; entry ``player`` is ignored. Returns the trained
-    :class:`NeuralPolicy` and one diagnostics row per update (mean return, approx KL, clip
-    fraction, entropy, explained variance, steps/s, ...). Deterministic for a given seed on
-    CPU. Runs torch with one thread (small networks: fastest and reproducible) and puts the
-    caller's thread count and torch random state back before it returns.
+    ``weights[q]`` their meta-strategy; entry ``player`` is ignored. ``joint``: correlated
+    opponents instead, ``(profiles, probs)`` as :class:`psro.rollout.Rollouts` takes them.
+    Returns the trained :class:`NeuralPolicy` and one diagnostics row per update (mean
+    return, approx KL, clip fraction, entropy, explained variance, steps/s, ...).
+    Deterministic for a given seed on CPU. Runs torch with one thread (small networks:
+    fastest and reproducible) and puts the caller's thread count and torch random state back
+    before it returns.
     """
     config.validate()
     threads = torch.get_num_threads()
@@ -89,7 +93,8 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            return _train(game, player, opponents, weights, config, seed, init, metadata)
+            return _train(game, player, opponents, weights, config, seed, init, metadata,
+                          joint)
     finally:
         torch.set_num_threads(threads)
 
@@ -143,11 +148,12 @@ class _Collector:
         return taken
 
 
-def _train(game, player, opponents, weights, config, seed, init, metadata):
+def _train(game, player, opponents, weights, config, seed, init, metadata, joint=None):
     rng = np.random.default_rng(seed)
     seats = [None if q == player else members for q, members in enumerate(opponents)]
     games = Rollouts(game, seats, [None if q == player else w for q, w in enumerate(weights)],
-                     config.num_envs, rng=rng, env_seed=seed + 1, self_play=config.self_play)
+                     config.num_envs, rng=rng, env_seed=seed + 1, self_play=config.self_play,
+                     joint=joint)
     net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden)
     if init is not None and config.warm_start:
         net.load_state_dict(init.net.state_dict())

@@ -174,6 +174,13 @@ def _draw_group_figures(run_groups: list, out: Path, formats: tuple[str, ...]) -
         figures.plot_group_curves(gains, "iteration", "best-response gain per player",
                                   out / "gains.png", formats)
         shown.append(("Per-player best-response gains (NashConv terms)", "gains.png"))
+    gaps = [(g.label, curve, False) for g in run_groups
+            if "gap" in g.records[0].metrics[0]
+            and (curve := groups.aggregate(g, "iteration", "gap")) is not None]
+    if gaps:
+        figures.plot_group_curves(gaps, "iteration", "(C)CE gap of the joint distribution",
+                                  out / "gap.png", formats)
+        shown.append(("JPSRO: (C)CE gap of the joint meta-distribution", "gap.png"))
     return shown
 
 
@@ -237,10 +244,14 @@ def _run_markdown(rec: RunRecord, own: list, rating: dict | None) -> list[str]:
     md += [f"| {f[:-2]} | {sum(r.get(f) or 0.0 for r in rec.metrics):.3f} |"
            for f in TIME_FIELDS]
     md.append("")
-    md += ["| iteration | population | exploitability | nash_conv | wall_time_s |",
-           "| --- | --- | --- | --- | --- |"]
+    has_gap = "gap" in rec.metrics[0]
+    gap_head, gap_rule = (" gap |", " --- |") if has_gap else ("", "")
+    md += [f"| iteration | population | exploitability | nash_conv |{gap_head} wall_time_s |",
+           f"| --- | --- | --- | --- |{gap_rule} --- |"]
     md += [f"| {r['iteration']} | {r['population_size']} | {_fmt(r.get('exploitability'))} "
-           f"| {_fmt(r.get('nash_conv'))} | {_fmt(r.get('wall_time_s'))} |"
+           f"| {_fmt(r.get('nash_conv'))} |"
+           + (f" {_fmt(r.get('gap'))} |" if has_gap else "")
+           + f" {_fmt(r.get('wall_time_s'))} |"
            for r in rec.metrics]
     md.append("")
     if rating is not None:

@@ -21,17 +21,23 @@ class Rollouts:
 
     ``rng`` draws the members and samples their actions; chance outcomes come from
     ``env_seed``. With ``self_play`` p an episode's drawn seats take their newest member with
-    probability p instead of a weighted draw. Deterministic for given seeds.
+    probability p instead of a weighted draw. ``joint`` (correlated seats, JPSRO): a pair
+    ``(profiles, probs)``, ``profiles`` of shape (m, num_players) holding member indices and
+    ``probs`` their m probabilities; each episode then draws one row and every drawn seat takes
+    that row's member (``weights`` are not used). Deterministic for given seeds.
     """
 
     def __init__(self, game, seats: list[list | None], weights: list[np.ndarray | None],
                  num_envs: int, rng: np.random.Generator, env_seed: int,
-                 self_play: float = 0.0):
+                 self_play: float = 0.0,
+                 joint: tuple[np.ndarray, np.ndarray] | None = None):
         self.vg = VectorGame(game, num_envs, seed=env_seed)
         self.rng = rng
         self.seats = seats
-        self.probs = [None if s is None else np.asarray(w, float) / np.sum(w)
+        self.probs = [None if s is None or joint is not None else np.asarray(w, float) / np.sum(w)
                       for s, w in zip(seats, weights, strict=True)]
+        self.joint = None if joint is None else \
+            (np.asarray(joint[0], np.int64), np.asarray(joint[1], float) / np.sum(joint[1]))
         self.self_play = self_play
         self.choice = np.zeros((self.vg.num_envs, self.vg.num_players), dtype=np.int64)
         self.draw(np.arange(self.vg.num_envs))
@@ -43,11 +49,17 @@ class Rollouts:
 
     def draw(self, envs: np.ndarray) -> None:
         """Draw the members of every drawn seat for new episodes in ``envs``."""
+        rows = None
+        if self.joint is not None:
+            rows = self.rng.choice(len(self.joint[1]), size=len(envs), p=self.joint[1])
         for q, members in enumerate(self.seats):
             if members is None:
                 continue
             k = len(members)
-            drawn = self.rng.choice(k, size=len(envs), p=self.probs[q])
+            if rows is None:
+                drawn = self.rng.choice(k, size=len(envs), p=self.probs[q])
+            else:
+                drawn = self.joint[0][rows, q]
             if self.self_play > 0:
                 drawn = np.where(self.rng.random(len(envs)) < self.self_play, k - 1, drawn)
             self.choice[envs, q] = drawn

@@ -16,8 +16,9 @@ class Run:
     ``metrics`` (one row per iteration),
     ``population`` (per player, its members), ``payoffs`` (the
     :class:`~psro.payoffs.PayoffTable`), ``mixtures`` (the final meta-strategies),
-    ``mixture_history``, ``evaluation`` (``"exact"`` or ``"sampled"``) and
-    :meth:`meta_policy`."""
+    ``mixture_history``, ``evaluation`` (``"exact"`` or ``"sampled"``), ``joint`` (JPSRO's
+    final joint distribution over profiles, an array of the table's shape whose marginals are
+    ``mixtures``; None for the other algorithms) and :meth:`meta_policy`."""
 
     def __init__(self, path: str | Path):
         saved = checkpoint.load(path)
@@ -28,6 +29,7 @@ class Run:
         self.evaluation = saved.state.evaluation
         self.metrics = saved.state.metrics
         self.mixtures = saved.state.mixtures
+        self.joint = saved.state.joint
         self.mixture_history = saved.state.mixture_history
         self.payoffs = saved.state.table
         self.population = saved.state.populations
@@ -48,7 +50,8 @@ class Run:
         return self._tree
 
     def meta_policy(self) -> MetaPolicy:
-        """The final meta-policy as an OpenSpiel ``Policy``."""
+        """The final meta-policy as an OpenSpiel ``Policy`` (JPSRO: the product of the joint's
+        marginals; a correlated distribution is no policy)."""
         return MetaPolicy(self.tree, self.population, self.mixtures)
 
 

@@ -10,9 +10,8 @@ probabilities along it), and then
     u_p(pi) = sum_z c_z * prod_q r_q[s_q(z)] * returns_p(z),
 
 one vectorised gather-multiply-sum. Realization plans are linear in mixtures, so a population
-mixed by ``w`` has plan ``sum_k w_k r^k``: the behaviourally equivalent policy OpenSpiel's
-``PolicyAggregator`` builds. A best response to opponents' plans is a backward pass over the
-responder's information sets (deepest first).
+mixed by ``w`` has plan ``sum_k w_k r^k`` (OpenSpiel's ``PolicyAggregator``'s policy). A best
+response is a backward pass, deepest information sets first; exact up to rounding.
 """
 
 from __future__ import annotations
@@ -291,17 +290,23 @@ class SequenceFormGame:
         return self._response_orders[player]
 
     def best_response(self, player: int, plans: list[np.ndarray]) -> tuple[np.ndarray, float]:
-        """A deterministic best response of ``player`` to the other players' plans.
-
-        ``plans[player]`` is ignored. Returns (action probabilities of shape
-        (num_infosets, num_actions), one-hot at each information set; its expected value).
-        Ties go to the lowest action id. Exact up to floating-point rounding.
-        """
-        tree = self.players[player]
+        """A deterministic best response of ``player`` to the other players' plans
+        (``plans[player]`` is ignored): action probabilities (num_infosets, num_actions),
+        one-hot at each information set, ties to the lowest action id; and its value."""
         weight = self.leaf_chance * self.leaf_returns[player]
         for q, plan in enumerate(plans):
             if q != player:
                 weight = weight * plan[self.leaf_seqs[q]]
+        return self._respond(player, weight)
+
+    def best_response_to_reach(self, player: int, reach: np.ndarray) -> tuple[np.ndarray, float]:
+        """:meth:`best_response` to the other players' reach of each leaf (chance excluded),
+        e.g. a sum over a correlated distribution's profiles of their plans' products (not
+        normalised: the value scales with it)."""
+        return self._respond(player, self.leaf_chance * self.leaf_returns[player] * reach)
+
+    def _respond(self, player: int, weight: np.ndarray) -> tuple[np.ndarray, float]:
+        tree = self.players[player]
         value = np.bincount(self.leaf_seqs[player], weights=weight,
                             minlength=tree.num_sequences)
         probs = np.zeros((tree.num_infosets, self.num_actions))

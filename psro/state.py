@@ -19,7 +19,9 @@ class RunState:
     player p's current meta-strategy over ``populations[p]``; ``mixture_history`` and
     ``metrics`` have one row per iteration; ``oracle_log`` holds the oracle's diagnostics rows
     (PPO: one per update). ``evaluation`` names how payoffs and exploitability are computed
-    (``"exact"`` or ``"sampled"``), recorded so readers need not guess.
+    (``"exact"`` or ``"sampled"``), recorded so readers need not guess. ``joint`` is the
+    meta-strategy's joint distribution over profiles where the algorithm has one (JPSRO: an
+    array of the table's shape; ``mixtures`` are then its marginals), else None.
     """
 
     populations: list[list]
@@ -33,6 +35,7 @@ class RunState:
     wall_time_s: float = 0.0
     env_steps: int = 0
     stop_reason: str | None = None
+    joint: np.ndarray | None = None
 
     @classmethod
     def empty(cls, num_players: int, evaluation: str) -> RunState:
@@ -49,3 +52,25 @@ class RunState:
     def sizes(self) -> tuple[int, ...]:
         """Population size of each player."""
         return tuple(len(pop) for pop in self.populations)
+
+
+def joint_record(joint: np.ndarray) -> dict:
+    """A joint distribution as JSON-ready data: ``shape``, the ``profiles`` of positive
+    probability (lists of member indices) and their ``probs``."""
+    index = np.argwhere(joint > 0)
+    return {"shape": list(joint.shape), "profiles": index.tolist(),
+            "probs": joint[tuple(index.T)].tolist()}
+
+
+def joint_from_record(record: dict) -> np.ndarray:
+    """The array that :func:`joint_record` wrote. ``ValueError`` for a malformed record."""
+    shape = tuple(int(n) for n in record["shape"])
+    profiles = np.asarray(record["profiles"], dtype=np.int64).reshape(-1, len(shape))
+    probs = np.asarray(record["probs"], float)
+    if len(probs) != len(profiles) or np.any(probs < 0) or not np.all(np.isfinite(probs)) \
+            or np.any(profiles < 0) or np.any(profiles >= np.array(shape)):
+        raise ValueError("a joint record holds profiles outside its shape or bad "
+                         "probabilities")
+    joint = np.zeros(shape)
+    joint[tuple(profiles.T)] = probs
+    return joint

@@ -37,7 +37,17 @@ from solvers.metrics import (
     nash_conv,
 )
 from solvers.ratings import NashAveraging, elo_ratings, nash_averaging
-from solvers.registry import get, names, options, register
+from solvers.registry import (
+    get,
+    get_joint,
+    joint_names,
+    marginals,
+    names,
+    options,
+    product_joint,
+    register,
+    register_joint,
+)
 from solvers.validation import as_mixtures, as_payoffs, constant_sum
 from solvers.zero_sum import ZERO_SUM_RTOL, ZeroSumSolution, zero_sum_nash
 
@@ -47,8 +57,10 @@ __all__ = [
     "ZeroSumSolution", "action_values",
     "alpharank", "as_mixtures", "as_payoffs", "coarse_correlated_equilibrium", "constant_sum",
     "correlated_equilibrium", "correlated_gains", "deviation_gains", "elo_ratings",
-    "equilibria", "expected_payoffs", "exploitability", "fictitious_play", "get", "latest",
-    "latest_mix", "lemke_howson", "names", "nash", "nash_averaging", "nash_conv", "options",
-    "pfsp", "projected_replicator_dynamics", "rectified", "regret_matching", "register",
+    "equilibria", "expected_payoffs", "exploitability", "fictitious_play", "get", "get_joint",
+    "joint_names", "latest", "latest_mix", "lemke_howson", "marginals", "names", "nash",
+    "nash_averaging", "nash_conv", "options",
+    "pfsp", "product_joint", "projected_replicator_dynamics", "rectified", "regret_matching",
+    "register", "register_joint",
     "replicator_dynamics", "uniform", "zero_sum_nash",
 ]

@@ -1,4 +1,8 @@
-"""Meta-solvers by name: ``get(name, **options)`` returns ``f(payoffs) -> mixtures``.
+"""Meta-solvers by name: ``get(name, **options)`` returns ``f(payoffs) -> mixtures``, and
+``get_joint(name, **options)`` returns ``f(payoffs) -> joint``, a distribution over pure
+profiles (an array of the game's shape summing to 1: the equilibrium itself for the
+correlated solvers ``ce``/``cce`` and any registered with :func:`register_joint`, the product
+of the mixtures for every other solver).
 
 Configs and the command line name meta-solvers by string. Options are checked when the solver
 is made: an unknown name, an unknown option or a bad option value raises
@@ -8,6 +12,7 @@ lists what is accepted, so a misspelt option is never ignored silently.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 
@@ -24,6 +29,7 @@ from solvers.correlated import (
 from solvers.errors import OptionError
 
 MetaSolver = Callable[..., list[np.ndarray]]
+JointSolver = Callable[..., np.ndarray]
 
 
 def _check_choice(value, name: str, choices) -> None:
@@ -101,14 +107,44 @@ def _alpharank(alpha: float = 100.0, population_size: int = 50,
                                      perturbation=perturbation).marginals
 
 
-def _ce(objective: str = "entropy") -> MetaSolver:
+def _ce_joint(objective: str = "entropy") -> JointSolver:
     _check_choice(objective, "objective", OBJECTIVES)
-    return lambda payoffs: correlated_equilibrium(payoffs, objective=objective).marginals
+    return lambda payoffs: correlated_equilibrium(payoffs, objective=objective).joint
 
 
-def _cce(objective: str = "entropy") -> MetaSolver:
+def _cce_joint(objective: str = "entropy") -> JointSolver:
     _check_choice(objective, "objective", OBJECTIVES)
-    return lambda payoffs: coarse_correlated_equilibrium(payoffs, objective=objective).marginals
+    return lambda payoffs: coarse_correlated_equilibrium(payoffs, objective=objective).joint
+
+
+def _marginals_of(joint_factory: Callable[..., JointSolver]) -> Callable[..., MetaSolver]:
+    """A mixture factory with ``joint_factory``'s options whose solvers return the marginals
+    of its joint distributions."""
+    @functools.wraps(joint_factory)
+    def factory(**opts) -> MetaSolver:
+        solver = joint_factory(**opts)
+        return lambda payoffs: marginals(solver(payoffs))
+    return factory
+
+
+def marginals(joint: np.ndarray) -> list[np.ndarray]:
+    """Each player's marginal of a joint distribution over pure profiles (shape
+    ``(n_0, ..., n_{N-1})``): ``N`` 1-D arrays."""
+    joint = np.asarray(joint, float)
+    n = joint.ndim
+    return [joint.sum(axis=tuple(q for q in range(n) if q != p)) for p in range(n)]
+
+
+def product_joint(mixtures: list[np.ndarray]) -> np.ndarray:
+    """The joint distribution of independent players: the outer product of their mixtures,
+    an array of shape ``(len(mixtures[0]), ..., len(mixtures[-1]))``."""
+    joint = np.ones(())
+    for m in mixtures:
+        joint = np.multiply.outer(joint, np.asarray(m, float))
+    return joint
+
+
+_JOINT_FACTORIES: dict[str, Callable[..., JointSolver]] = {"ce": _ce_joint, "cce": _cce_joint}
 
 
 _FACTORIES: dict[str, Callable[..., MetaSolver]] = {
@@ -123,8 +159,8 @@ _FACTORIES: dict[str, Callable[..., MetaSolver]] = {
     "fictitious_play": _fictitious_play,
     "regret_matching": _regret_matching,
     "alpharank": _alpharank,
-    "ce": _ce,
-    "cce": _cce,
+    "ce": _marginals_of(_ce_joint),
+    "cce": _marginals_of(_cce_joint),
 }
 
 DESCRIPTIONS = {
@@ -157,6 +193,16 @@ def register(name: str, factory: Callable[..., MetaSolver], description: str = "
     DESCRIPTIONS[name] = description or name
 
 
+def register_joint(name: str, factory: Callable[..., JointSolver],
+                   description: str = "") -> None:
+    """Make ``factory(**options) -> f(payoffs) -> joint`` available as meta-solver ``name``:
+    :func:`get_joint` returns its joint distributions and :func:`get` their marginals, so it
+    runs under ``meta_solver = "name"`` (JPSRO uses the joint). Registering a taken name is an
+    :class:`OptionError`."""
+    register(name, _marginals_of(factory), description)
+    _JOINT_FACTORIES[name] = factory
+
+
 def names() -> tuple[str, ...]:
     """Every meta-solver name that :func:`get` accepts."""
     return tuple(_FACTORIES)
@@ -166,6 +212,21 @@ def options(name: str) -> dict[str, object]:
     """The options a meta-solver accepts, with their defaults."""
     factory = _factory(name)
     return {k: p.default for k, p in inspect.signature(factory).parameters.items()}
+
+
+def joint_names() -> tuple[str, ...]:
+    """The meta-solvers whose :func:`get_joint` is a correlated distribution of their own
+    (every other name gives the product of its mixtures)."""
+    return tuple(_JOINT_FACTORIES)
+
+
+def _check_options(name: str, opts: dict) -> None:
+    accepted = options(name)
+    unknown = sorted(set(opts) - set(accepted))
+    if unknown:
+        listed = ", ".join(f"{k} (default {v!r})" for k, v in accepted.items()) or "none"
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for meta-solver {name!r}; "
+                          f"accepted: {listed}")
 
 
 def _factory(name: str):
@@ -183,12 +244,7 @@ def get(name: str, **opts) -> MetaSolver:
     [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5]]
     """
     factory = _factory(name)
-    accepted = options(name)
-    unknown = sorted(set(opts) - set(accepted))
-    if unknown:
-        listed = ", ".join(f"{k} (default {v!r})" for k, v in accepted.items()) or "none"
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for meta-solver {name!r}; "
-                         f"accepted: {listed}")
+    _check_options(name, opts)
     solver = factory(**opts)
 
     def meta_solver(payoffs) -> list[np.ndarray]:
@@ -197,3 +253,34 @@ def get(name: str, **opts) -> MetaSolver:
     meta_solver.__name__ = name
     meta_solver.__doc__ = f"Meta-solver {name!r} with options {opts}: {DESCRIPTIONS[name]}."
     return meta_solver
+
+
+def get_joint(name: str, **opts) -> JointSolver:
+    """The meta-solver ``name`` as ``f(payoffs) -> joint``: a distribution over pure profiles,
+    an array of the game's shape summing to 1. For ``ce``, ``cce`` and solvers added with
+    :func:`register_joint` it is their correlated distribution (the CE/CCE tolerance of
+    :mod:`solvers.correlated`); for every other solver, the product of its mixtures (so a Nash
+    solver gives the Nash profile as a joint). Options are checked as :func:`get` does.
+
+    >>> import numpy as np, solvers
+    >>> chicken = [np.array([[0, 7], [2, 6]]), np.array([[0, 2], [7, 6]])]
+    >>> joint = solvers.get_joint("ce", objective="welfare")(chicken)
+    >>> joint.round(6).tolist()
+    [[0.0, 0.25], [0.25, 0.5]]
+    """
+    _factory(name)
+    _check_options(name, opts)
+    if name in _JOINT_FACTORIES:
+        solver = _JOINT_FACTORIES[name](**opts)
+
+        def joint_solver(payoffs) -> np.ndarray:
+            return np.asarray(solver(payoffs), float)
+    else:
+        mixtures = get(name, **opts)
+
+        def joint_solver(payoffs) -> np.ndarray:
+            return product_joint(mixtures(payoffs))
+
+    joint_solver.__name__ = name
+    joint_solver.__doc__ = f"Joint meta-solver {name!r} with options {opts}."
+    return joint_solver

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import games
 import psro
 import solvers
 from psro.algorithms import RectifiedAlgorithm
@@ -113,12 +114,15 @@ def test_xdo_with_the_ppo_oracle_plays_the_equilibrium_as_a_table(tmp_path):
 
 @pytest.mark.parametrize("algorithm,game", [
     ("anytime", "kuhn_poker"), ("rectified", "kuhn_poker"), ("anytime", "leduc_poker"),
-    ("rectified", "leduc_poker"), ("xdo", "leduc_poker")])
+    ("rectified", "leduc_poker"), ("xdo", "leduc_poker"), ("jpsro", "kuhn_poker(players=3)")])
 def test_variants_resume_to_identical_numbers(algorithm, game, tmp_path):
-    full = psro.PSRO(game, "exact", "nash", algorithm=algorithm).run(iterations=6)
-    psro.PSRO(game, "exact", "nash", algorithm=algorithm, out=tmp_path / "a").run(iterations=3)
+    solver = "cce" if algorithm == "jpsro" else "nash"
+    full = psro.PSRO(game, "exact", solver, algorithm=algorithm).run(iterations=6)
+    psro.PSRO(game, "exact", solver, algorithm=algorithm, out=tmp_path / "a").run(iterations=3)
     resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=6)
     assert _numbers(resumed) == _numbers(full)
+    if algorithm == "jpsro":
+        assert [r["gap"] for r in resumed] == [r["gap"] for r in full]
     assert psro.load_run(tmp_path / "a").config.algorithm == algorithm
 
 
@@ -134,7 +138,11 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
 
 @pytest.mark.parametrize("argv,match", [
     (["--algorithm", "xdo2"],
-     "unknown algorithm 'xdo2'; accepted: psro, anytime, rectified, xdo"),
+     "unknown algorithm 'xdo2'; accepted: psro, anytime, rectified, xdo, jpsro"),
+    (["--algorithm", "jpsro", "--game", "leduc_poker", "--oracle", "ppo", "--config",
+      "small.toml"], "algorithm 'jpsro' (its gap is measured on the walked tree)"),
+    (["--algorithm", "jpsro", "--meta-solver", "cce", "--meta-solver-option",
+      "objective=max"], "objective must be one of entropy, gini, welfare; got 'max'"),
     (["--algorithm", "xdo", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
      "algorithm 'xdo' needs a two-player zero-sum game"),
     (["--algorithm", "xdo", "--game", "leduc_poker", "--oracle", "ppo", "--config",
@@ -162,3 +170,134 @@ def test_resume_refuses_a_new_algorithm(tmp_path, capsys):
     assert main(["run", "--resume", "--out", str(tmp_path / "r"), "--algorithm",
                  "anytime"]) == 2
     assert "--algorithm cannot change" in capsys.readouterr().err
+
+
+def _action_distribution(run) -> np.ndarray:
+    """The joint over members of a one-shot game turned into a distribution over action
+    profiles (each member's action distribution is its table's only row)."""
+    joint = run.state.joint
+    n = joint.ndim
+    num_actions = run.population[0][0].probs.shape[1]
+    out = np.zeros((num_actions,) * n)
+    for index in np.argwhere(joint > 0):
+        product = np.ones(())
+        for p, k in enumerate(index):
+            product = np.multiply.outer(product, run.population[p][k].probs[0])
+        out += joint[tuple(index)] * product
+    return out
+
+
+def test_jpsro_on_a_general_sum_matrix_game_reaches_a_cce():
+    """The action distribution the joint over members induces is a CCE of the full game: no
+    pure deviation gains (computed here from the game's own payoff matrices), and the run's
+    `gap` column is that largest gain."""
+    game = "random_general_sum(n=6,seed=3)"
+    run = psro.PSRO(game, algorithm="jpsro", iterations=12)
+    rows = run.run()
+    assert run.config.meta_solver == "cce" and rows[-1]["gap_kind"] == "cce"
+    matrix = games.load(game).pyspiel_game
+    u = [np.array(matrix.row_utilities()), np.array(matrix.col_utilities())]
+    mu = _action_distribution(run)
+    gains = [max(float(np.sum(mu.sum(axis=0) * u[0][j]) - np.sum(mu * u[0])) for j in range(6)),
+             max(float(np.sum(mu.sum(axis=1) * u[1][:, j]) - np.sum(mu * u[1]))
+                 for j in range(6))]
+    assert max(gains) <= 1e-6
+    assert rows[-1]["gap"] == pytest.approx(max(max(gains), 0.0), abs=1e-9)
+    assert rows[0]["gap"] > 0.1  # the uniform profile is far from a CCE in this game
+
+
+def test_jpsro_gap_matches_openspiel_cce_dist_on_three_player_kuhn():
+    """Each player's deviation value against the joint, from OpenSpiel's own
+    `pyspiel.cce_dist` on the members as OpenSpiel policies, against the run's gap columns."""
+    import pyspiel
+    from open_spiel.python import policy as os_policy
+
+    run = psro.PSRO("kuhn_poker(players=3)", algorithm="jpsro", iterations=4)
+    rows = run.run()
+    game = pyspiel.load_game("kuhn_poker(players=3)")
+    tree = run.tree
+    joint, values = run.state.joint, run.table.values
+
+    def member_policy(p, k):
+        table = os_policy.TabularPolicy(game, players=[p])
+        probs = run.population[p][k].probs
+        for i, key in enumerate(tree.players[p].keys):
+            row = table.policy_for_key(key)
+            row[:] = probs[i, :row.size]
+        return table
+
+    policies = [[member_policy(p, k) for k in range(len(run.population[p]))] for p in range(3)]
+    for p in range(3):
+        mu = []
+        for index in np.argwhere(joint > 0):
+            joint_policy = os_policy.merge_tabular_policies(
+                [policies[q][k] for q, k in enumerate(index)], game)
+            mu.append((float(joint[tuple(index)]), os_policy.python_policy_to_pyspiel_policy(
+                joint_policy)))
+        info = pyspiel.cce_dist(game, mu, p, prob_cut_threshold=0.0)
+        gain = max(info.best_response_values[0] - float(np.sum(joint * values[p])), 0.0)
+        assert rows[-1][f"gap_p{p}"] == pytest.approx(gain, abs=1e-9)
+
+
+def test_jpsro_ce_trains_one_response_per_recommendation_and_keeps_the_largest_gap():
+    run = psro.PSRO("kuhn_poker(players=3)", algorithm="jpsro", meta_solver="ce",
+                    meta_solver_options={"objective": "gini"}, iterations=3)
+    rows = run.run()
+    assert rows[-1]["gap_kind"] == "ce"
+    assert all(len(pop) <= 4 for pop in run.population)  # at most one new member a player
+    targets = run.parts.algorithm.targets(run.state)
+    for p in range(3):
+        tags = sorted(t.tag for t in targets if t.player == p)
+        assert tags == [k + 1 for k in np.flatnonzero(run.mixtures[p] > 0)]
+    # CE gap of the joint, player by player, recomputed here from the exact best responses
+    # of the tree against each recommendation's conditional
+    from psro.evaluation.exact import PlanStack
+    from psro.jpsro import recommendation
+
+    stack = PlanStack(run.tree)
+    for p in range(3):
+        gain = 0.0
+        for k in np.flatnonzero(run.mixtures[p] > 0):
+            weights = recommendation(run.state.joint, p, int(k))
+            reach = stack.correlated_reach(run.population, p, weights)
+            _, value = run.tree.best_response_to_reach(p, reach)
+            gain += max(value - float(np.sum(weights * run.table.values[p])), 0.0)
+        assert rows[-1][f"gap_p{p}"] == pytest.approx(gain, abs=1e-12)
+
+
+def test_jpsro_with_ppo_draws_correlated_opponents(tmp_path):
+    rows = psro.PSRO("kuhn_poker(players=3)", "ppo", algorithm="jpsro", seed=3,
+                     ppo={"env_steps": 1500}, out=tmp_path / "a").run(iterations=2)
+    again = psro.PSRO("kuhn_poker(players=3)", "ppo", algorithm="jpsro", seed=3,
+                      ppo={"env_steps": 1500}).run(iterations=2)
+    assert [r["gap"] for r in again] == [r["gap"] for r in rows]
+    run = psro.load_run(tmp_path / "a")
+    assert run.joint is not None and run.joint.shape == run.payoffs.shape
+    assert np.allclose(solvers.marginals(run.joint)[1], run.mixtures[1])
+    from psro.report import write_report
+
+    md, _ = write_report([tmp_path / "a"], tmp_path / "report")
+    text = md.read_text()
+    assert (tmp_path / "report" / "gap.png").is_file() and "gap.png" in text
+    assert "| iteration | population | exploitability | nash_conv | gap | wall_time_s |" in text
+
+
+def test_rollouts_draw_correlated_profiles_with_their_probabilities():
+    from psro.rollout import Rollouts
+
+    class Fixed:
+        def __init__(self):
+            self.observes = False
+
+    profiles = np.array([[0, 0, 0], [0, 1, 1], [0, 2, 0]])
+    probs = np.array([0.5, 0.3, 0.2])
+    import pyspiel
+
+    games = Rollouts(pyspiel.load_game("kuhn_poker(players=3)"),
+                     [None, [Fixed()] * 3, [Fixed()] * 3], [None, None, None], 4000,
+                     np.random.default_rng(0), env_seed=1, joint=(profiles, probs))
+    drawn = games.choice[:, 1:]
+    rows = [tuple(r) for r in drawn]
+    assert set(rows) <= {(0, 0), (1, 1), (2, 0)}  # only the joint's profiles, never (1, 0)
+    freq = np.array([rows.count(r) for r in [(0, 0), (1, 1), (2, 0)]]) / len(rows)
+    assert np.allclose(freq, probs, atol=0.03)

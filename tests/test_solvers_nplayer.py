@@ -290,3 +290,50 @@ def test_alpharank_matches_a_40_digit_reference(shape, alpha, seed):
     reference = _alpharank_reference(game, alpha, 50)
     ours = solvers.alpharank(game, alpha=alpha).stationary
     np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
+
+
+def test_joint_solvers_return_the_correlated_distribution_or_the_product():
+    # Chicken's welfare-maximising CE is 1/4 on each "dare/chicken" cell and 1/2 on
+    # (chicken, chicken): welfare 10.5 against 9 for any Nash equilibrium.
+    joint = solvers.get_joint("ce", objective="welfare")(CHICKEN)
+    np.testing.assert_allclose(joint, [[0, 0.25], [0.25, 0.5]], atol=1e-8)
+    np.testing.assert_allclose(solvers.get("ce", objective="welfare")(CHICKEN)[0],
+                               [0.25, 0.75], atol=1e-8)
+    # Any other solver: the product of its mixtures (RPS: uniform 3 x 3).
+    np.testing.assert_allclose(solvers.get_joint("nash")(RPS), np.full((3, 3), 1 / 9),
+                               atol=1e-9)
+    three = [np.arange(8.0).reshape(2, 2, 2) * (p + 1) for p in range(3)]
+    product = solvers.product_joint([np.array([0.5, 0.5]), np.array([1.0, 0]),
+                                     np.array([0.25, 0.75])])
+    assert product.shape == (2, 2, 2) and product[1, 0, 1] == 0.375
+    assert [m.tolist() for m in solvers.marginals(product)] == [[0.5, 0.5], [1, 0],
+                                                                [0.25, 0.75]]
+    assert solvers.get_joint("cce")(three).shape == (2, 2, 2)
+    with pytest.raises(solvers.OptionError, match="accepted: objective"):
+        solvers.get_joint("cce", method="x")
+    with pytest.raises(solvers.OptionError, match="unknown meta-solver 'nope'"):
+        solvers.get_joint("nope")
+
+
+def test_register_joint_gives_the_joint_and_its_marginals():
+    def diagonal(weight: float = 0.5):
+        def solve(payoffs):
+            joint = np.zeros(np.shape(payoffs[0]))
+            joint[0, 0], joint[1, 1] = weight, 1 - weight
+            return joint
+        return solve
+
+    solvers.register_joint("test_diagonal", diagonal, "a fixed correlated device")
+    try:
+        assert solvers.options("test_diagonal") == {"weight": 0.5}
+        assert "test_diagonal" in solvers.joint_names()
+        np.testing.assert_allclose(solvers.get_joint("test_diagonal", weight=0.2)(CHICKEN),
+                                   [[0.2, 0], [0, 0.8]])
+        np.testing.assert_allclose(solvers.get("test_diagonal")(CHICKEN)[1], [0.5, 0.5])
+        with pytest.raises(solvers.OptionError, match="already registered"):
+            solvers.register_joint("test_diagonal", diagonal)
+    finally:
+        from solvers import registry
+
+        for table in (registry._FACTORIES, registry._JOINT_FACTORIES, registry.DESCRIPTIONS):
+            table.pop("test_diagonal", None)

@@ -22,7 +22,7 @@ from psro.files import (
     remove_temporary_files,
 )
 from psro.payoffs import PayoffTable
-from psro.state import RunState
+from psro.state import RunState, joint_from_record
 
 
 @dataclass
@@ -167,6 +167,11 @@ def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: 
         state.mixture_history.append(meta["mixtures"])
     state.table = PayoffTable.from_arrays(values, counts, errors, state.evaluation == "exact")
     state.mixtures = [np.asarray(m, float) for m in last["mixtures"]["mixtures"]]
+    if "joint" in last["mixtures"]:
+        state.joint = joint_from_record(last["mixtures"]["joint"])
+        if state.joint.shape != tuple(last["sizes"]):
+            raise ValueError(f"the joint of iteration {last['iteration']} has shape "
+                             f"{state.joint.shape}; the table has {tuple(last['sizes'])}")
     state.iteration = int(last["iteration"])
     state.wall_time_s = float(last["wall_time_s"])
     state.env_steps = int(last["env_steps"])

@@ -41,6 +41,28 @@ class PlanStack:
                 for p, (w, pop) in enumerate(zip(mixtures, populations, strict=True))]
 
 
+    def correlated_reach(self, populations: list[list], player: int,
+                         joint: np.ndarray) -> np.ndarray:
+        """The other players' reach of every leaf (shape (num_leaves,), chance excluded) when
+        their profile is drawn from ``joint`` summed over axis ``player``: ``sum over profiles
+        k of joint(k) prod_q plan_{q, k_q}[leaf]``. Not normalised: a joint summing to c gives
+        c times the reach of its normalised distribution."""
+        opponents = np.asarray(joint, float).sum(axis=player)
+        others = [q for q in range(len(populations)) if q != player]
+        if not others:
+            return np.ones(self.tree.leaf_chance.shape)
+        support = []
+        for axis in range(len(others)):
+            rest = tuple(a for a in range(len(others)) if a != axis)
+            support.append(np.flatnonzero(opponents.sum(axis=rest) > 0))
+        opponents = opponents[np.ix_(*support)]
+        operands: list = [opponents, list(range(len(others)))]
+        for axis, (q, rows) in enumerate(zip(others, support, strict=True)):
+            gathered = self.plans(q, populations[q])[rows][:, self.tree.leaf_seqs[q]]
+            operands += [gathered, [axis, len(others)]]
+        return np.einsum(*operands, [len(others)], optimize=True)
+
+
 class ExactEvaluator:
     """Payoffs and exploitability computed exactly on the walked tree. Members must be
     tabular (have a realization plan)."""

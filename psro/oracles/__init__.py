@@ -65,11 +65,17 @@ OracleFactory = Callable[[GameContext], Oracle]
 class Target:
     """One best response to train: ``player``'s, against the other players' members weighted
     by ``mixtures`` (entry ``player`` is ignored). ``tag`` tells apart several targets of one
-    player in an iteration (0 for the usual one: its seed and name are the plain PSRO ones)."""
+    player in an iteration (0 for the usual one: its seed and name are the plain PSRO ones).
+
+    ``joint`` (JPSRO): when given, the opponents are *correlated*: their profiles are drawn
+    from ``joint`` (an array of the payoff table's shape, non-negative, not all zero) summed
+    over axis ``player`` and normalised, instead of independently from ``mixtures`` (which
+    then only describe the marginals)."""
 
     player: int
     mixtures: tuple
     tag: int = 0
+    joint: np.ndarray | None = field(default=None, compare=False)
 
 
 def plain_targets(mixtures: list[np.ndarray]) -> list[Target]:
@@ -83,7 +89,8 @@ def targeted(oracle) -> bool:
 
 
 def _plain_mixtures(targets: list[Target]) -> list[np.ndarray] | None:
-    if [t.player for t in targets] != list(range(len(targets))) or any(t.tag for t in targets):
+    if [t.player for t in targets] != list(range(len(targets))) or \
+            any(t.tag or t.joint is not None for t in targets):
         return None
     first = targets[0].mixtures
     if any(any(not np.array_equal(a, b) for a, b in zip(t.mixtures, first, strict=True))

@@ -21,9 +21,17 @@ def exact_best_response(tree: SequenceFormGame, player: int,
     return tree.best_response(player, plans)
 
 
+def correlated_best_response(tree: SequenceFormGame, player: int,
+                             reach: np.ndarray) -> tuple[np.ndarray, float]:
+    """A pure task: the deterministic best response of ``player`` to correlated opponents,
+    given as their reach of every leaf (:meth:`PlanStack.correlated_reach`), and its value."""
+    return tree.best_response_to_reach(player, reach)
+
+
 class ExactOracle(TargetedOracle):
-    """Exact, deterministic tabular best responses, one per player, against the other players'
-    meta-policy. Needs the walked tree."""
+    """Exact, deterministic tabular best responses, one per target, against the other
+    players' meta-policy (or, for a target with a ``joint``, against their correlated
+    profiles). Needs the walked tree."""
 
     name = "exact"
 
@@ -44,6 +52,11 @@ class ExactOracle(TargetedOracle):
         """One exact best-response task per target."""
         tasks = []
         for target in targets:
+            if target.joint is not None:
+                reach = self.stack.correlated_reach(populations, target.player, target.joint)
+                reach = reach / np.asarray(target.joint, float).sum()
+                tasks.append(Task(correlated_best_response, (self.tree, target.player, reach)))
+                continue
             mixed = self.stack.mixed(populations, list(target.mixtures))
             tasks.append(Task(exact_best_response, (self.tree, target.player, mixed)))
         return tasks

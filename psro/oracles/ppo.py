@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
@@ -18,6 +20,16 @@ def ppo_best_response(*args):
     from psro.ppo import train_best_response
 
     return train_best_response(*args)
+
+
+def joint_profiles(joint: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
+    """The opponents' correlated profiles of a target's ``joint`` (summed over ``player``'s
+    axis) as ``(profiles, probs)`` for :class:`psro.rollout.Rollouts`: one row per profile of
+    positive probability, member indices per seat (0 in ``player``'s own column)."""
+    opponents = np.asarray(joint, float).sum(axis=player, keepdims=True)
+    index = np.argwhere(opponents > 0)
+    probs = opponents[tuple(index.T)]
+    return index.astype(np.int64), probs / probs.sum()
 
 
 class PPOOracle(TargetedOracle):
@@ -59,9 +71,11 @@ class PPOOracle(TargetedOracle):
             previous = next((network_of(m) for m in reversed(populations[p])
                              if network_of(m) is not None), None)
             keys = (self.run_seed, iteration, p) + ((target.tag,) if target.tag else ())
-            tasks.append(Task(ppo_best_response, (
-                self.game, p, actors, list(target.mixtures), self.config, derive_seed(*keys),
-                previous, {"iteration": iteration})))
+            args = (self.game, p, actors, list(target.mixtures), self.config,
+                    derive_seed(*keys), previous, {"iteration": iteration})
+            if target.joint is not None:
+                args += (joint_profiles(target.joint, p),)
+            tasks.append(Task(ppo_best_response, args))
         return tasks
 
     def targeted_responses(self, iteration: int, targets: list[Target],
