@@ -8,11 +8,12 @@ second run of each variant limited to ``--budget`` seconds, the first iteration 
 or below 0.05 and 0.001 (``xdo`` stops by itself once its restricted game is complete).
 
 ``--ppo-seconds S`` runs ``xdo`` and ``psro`` with the PPO oracle for S seconds each instead
-(processes backend, 2 workers) and prints their exploitability at the end.
+(processes backend, 2 workers) and prints their exploitability at the end (``--figure``: their
+curves against wall time).
 
 Targets (issue 11): ``xdo`` at or below 0.001 within 20 iterations and sooner in wall time
 than ``psro``; ``anytime`` never increases and reaches 0.05 in fewer iterations than ``psro``.
-(``jpsro`` is not built yet.)
+``jpsro`` has its own benchmark against OpenSpiel's: ``experiments/bench_jpsro.py``.
 """
 
 from __future__ import annotations
@@ -50,21 +51,28 @@ def first_below(rows: list[dict], threshold: float) -> str:
     return f"iteration {hit['iteration']} ({hit['wall_time_s']:.1f} s)"
 
 
-def ppo_comparison(game: str, seconds: float, variants: list[str]) -> None:
+def ppo_comparison(game: str, seconds: float, variants: list[str],
+                   figure: Path | None = None) -> None:
     """Each variant with the PPO oracle (default options, processes backend, 2 workers) for
-    the same wall time; exploitability is exact (networks tabularised)."""
+    the same wall time; exploitability is exact (networks tabularised). ``figure``: their
+    curves against wall time."""
     print(f"{game}, PPO oracle, {seconds:.0f} s each, processes backend with 2 workers",
           flush=True)
+    curves: dict[str, list[dict]] = {}
     for algorithm in variants:
         run = psro.PSRO(game, "ppo", "nash", algorithm=algorithm, backend="processes",
                         workers=2, seed=0)
         rows = run.run(iterations=100_000, time_budget_s=seconds)
+        curves[algorithm] = rows
         lowest = min(rows, key=lambda r: r["exploitability"])
         marks = ", ".join(f"{t:g}: {first_below(rows, t)}" for t in (0.3, 0.1, 0.05))
         print(f"  {algorithm:8s} after {rows[-1]['wall_time_s']:.0f} s: "
               f"{rows[-1]['exploitability']:.4f} (iteration {rows[-1]['iteration']}, lowest "
               f"{lowest['exploitability']:.4f} at iteration {lowest['iteration']}, stop "
               f"{run.stop_reason}); first <= {marks}", flush=True)
+    if figure:
+        curves_figure({f"{game}, PPO oracle, processes backend (2 workers)": curves}, figure,
+                      x_key="wall_time_s", xlabel="wall time (s)")
 
 
 def main() -> None:
@@ -78,7 +86,7 @@ def main() -> None:
                         help="instead: psro and xdo with the PPO oracle for this many seconds")
     args = parser.parse_args()
     if args.ppo_seconds:
-        ppo_comparison(args.game, args.ppo_seconds, ["xdo", "psro"])
+        ppo_comparison(args.game, args.ppo_seconds, ["xdo", "psro"], args.figure)
         return
     print(f"{args.game}, exact oracle, nash meta-solver", flush=True)
     print(f"{'variant':10s} {'it 5':>9s} {'it 10':>9s} {'it 20':>9s} {'last':>9s} "

@@ -42,17 +42,18 @@ def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) 
 
 
 def curves_figure(groups: dict[str, dict[str, list[dict]]], path: Path, key: str = "exploitability",
-                  ylabel: str = "exploitability") -> None:
+                  ylabel: str = "exploitability", x_key: str = "iteration",
+                  xlabel: str = "iteration") -> None:
     """One panel per group (e.g. per game), one curve per run, log scale."""
     fig, axes = new_figure(4.6 * len(groups), 3.8, 1, len(groups), squeeze=False)
     for ax, (title, runs) in zip(axes[0], groups.items(), strict=True):
         for label, rows in runs.items():
-            pts = [(r["iteration"], r[key]) for r in rows if r.get(key) is not None]
+            pts = [(r[x_key], r[key]) for r in rows if r.get(key) is not None]
             if pts:
                 its, vals = zip(*pts, strict=True)
                 ax.plot(its, np.maximum(vals, 1e-12), label=label, marker=".", markersize=3)
         ax.set_title(title, fontsize=9)
-        style_log_axis(ax, "iteration", ylabel, legend_size=6)
+        style_log_axis(ax, xlabel, ylabel, legend_size=6)
     save_figure(fig, path)
 
 

@@ -216,11 +216,9 @@ def _anytime(context: GameContext, meta_solver: Callable) -> AnytimeAlgorithm:
 def _xdo(context: GameContext, meta_solver: Callable):
     from psro.xdo import XDOAlgorithm
 
-    if context.num_players != 2 or not context.game.zero_sum:
-        raise ConfigError(f"algorithm 'xdo' needs a two-player zero-sum game; "
-                          f"{context.config.game!r} is not one")
     return XDOAlgorithm(context.require_tree("algorithm 'xdo' (its restricted game is the "
-                                             "walked tree)"))
+                                             "walked tree)"),
+                        zero_sum=context.game.zero_sum)
 
 
 def _jpsro(context: GameContext, meta_solver: Callable):

@@ -143,8 +143,6 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
       "small.toml"], "algorithm 'jpsro' (its gap is measured on the walked tree)"),
     (["--algorithm", "jpsro", "--meta-solver", "cce", "--meta-solver-option",
       "objective=max"], "objective must be one of entropy, gini, welfare; got 'max'"),
-    (["--algorithm", "xdo", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
-     "algorithm 'xdo' needs a two-player zero-sum game"),
     (["--algorithm", "xdo", "--game", "leduc_poker", "--oracle", "ppo", "--config",
       "small.toml"], "algorithm 'xdo' (its restricted game is the walked tree)"),
     (["--algorithm", "anytime", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
@@ -301,3 +299,35 @@ def test_rollouts_draw_correlated_profiles_with_their_probabilities():
     assert set(rows) <= {(0, 0), (1, 1), (2, 0)}  # only the joint's profiles, never (1, 0)
     freq = np.array([rows.count(r) for r in [(0, 0), (1, 1), (2, 0)]]) / len(rows)
     assert np.allclose(freq, probs, atol=0.03)
+
+
+def test_restricted_cfr_on_kuhn_matches_openspiel_nash_conv_and_the_game_value():
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    from psro.restricted_cfr import solve_restricted
+
+    run = psro.PSRO("kuhn_poker")
+    tree = run.tree
+    allowed = [np.array([[a in legal for a in range(tree.num_actions)] for legal in
+                         tree.players[p].legal]) for p in range(2)]
+    solution = solve_restricted(tree, allowed, tolerance=2e-3)
+    assert solution.nash_conv <= 2e-3 and solution.iterations % 25 == 0
+    plans = [tree.realization_plan(p, solution.policies[p]) for p in range(2)]
+    assert tree.expected_returns(plans)[0] == pytest.approx(-1 / 18, abs=2e-3)
+    members = [[psro.policies.TabularPolicy(p, solution.policies[p])] for p in range(2)]
+    policy = psro.policies.MetaPolicy(tree, members, [np.ones(1), np.ones(1)])
+    theirs = os_exploitability.nash_conv(tree.game, policy)
+    assert theirs == pytest.approx(solution.nash_conv, abs=1e-12)
+
+
+def test_xdo_on_three_player_kuhn_uses_cfr_and_converges():
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    run = psro.PSRO("kuhn_poker(players=3)", algorithm="xdo", meta_solver="prd")
+    rows = run.run(iterations=14)
+    assert run.stop_reason == "restricted_game_complete"
+    assert rows[-1]["nash_conv"] <= 1e-3
+    newest = run.population[0][-1].metadata
+    assert newest["oracle"] == "xdo_restricted_nash" and newest["cfr_iterations"] > 0
+    theirs = os_exploitability.nash_conv(run.tree.game, run.meta_policy())
+    assert theirs == pytest.approx(rows[-1]["nash_conv"], abs=1e-9)
