@@ -10,6 +10,10 @@ own seed, so the backend never changes a run's numbers. A backend has ``run(task
   once, on first use, and reused). Worth it where tasks are long, e.g. the PPO oracle's one
   training task per player: on a 2-core machine a two-player iteration's oracle time roughly
   halves. A single task runs in this process.
+- ``ray``: tasks run as Ray tasks, on this machine or a cluster (:mod:`psro.ray_backend`).
+
+A backend may also have ``where() -> str``, where its tasks run in words (``psro run`` prints
+it once).
 """
 
 import multiprocessing
@@ -51,6 +55,10 @@ class LocalBackend:
     def __init__(self, workers: int | None = None):
         self.workers = 1
 
+    def where(self) -> str:
+        """Where the tasks run, in words."""
+        return "backend local: tasks run in this process"
+
     def run(self, tasks: Sequence[Task]) -> list[Any]:
         """Run each task in this process, in order."""
         return [task.fn(*task.args) for task in tasks]
@@ -77,6 +85,10 @@ class ProcessBackend:
     def __init__(self, workers: int | None = None):
         self.workers = (os.cpu_count() or 1) if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
+
+    def where(self) -> str:
+        """Where the tasks run, in words."""
+        return f"backend processes: {self.workers} worker process(es) on this machine"
 
     def run(self, tasks: Sequence[Task]) -> list[Any]:
         """Run the tasks on the worker pool; a broken pool (a killed worker) is restarted and
@@ -126,8 +138,15 @@ def _call_pickled(blob: bytes) -> bytes:
     return pickle.dumps(fn(*args), _PROTOCOL)
 
 
-BackendFactory = Callable[[int | None], Backend]
-_BACKENDS: dict[str, BackendFactory] = {"local": LocalBackend, "processes": ProcessBackend}
+def _ray_backend(workers: int | None = None, address: str | None = None) -> Backend:
+    from psro.ray_backend import RayBackend
+
+    return RayBackend(workers, address)
+
+
+BackendFactory = Callable[..., Backend]
+_BACKENDS: dict[str, BackendFactory] = {"local": LocalBackend, "processes": ProcessBackend,
+                                        "ray": _ray_backend}
 
 
 def register(name: str, factory: BackendFactory) -> None:
@@ -143,14 +162,18 @@ def names() -> tuple[str, ...]:
     return tuple(_BACKENDS)
 
 
-def make_backend(name: str, workers: int | None = None) -> Backend:
-    """The backend called ``name`` with ``workers`` workers (None: its default).
-    :class:`ConfigError` for an unknown name or a worker count that is not a positive
-    integer."""
+def make_backend(name: str, workers: int | None = None, address: str | None = None) -> Backend:
+    """The backend called ``name`` with ``workers`` workers (None: its default); ``address``
+    is the Ray cluster of the ``ray`` backend. :class:`ConfigError` for an unknown name, a
+    worker count that is not a positive integer, or an address for another backend."""
+    if address is not None and name != "ray":
+        raise ConfigError(f"--ray-address (ray_address) needs --backend ray; the backend is "
+                          f"{name!r}")
     if name not in _BACKENDS:
         raise ConfigError(f"unknown backend {name!r}; accepted: {', '.join(_BACKENDS)}")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
                                 or workers < 1):
         raise ConfigError(f"workers must be a positive integer (or unset: one per CPU); got "
                           f"{workers!r}")
-    return _BACKENDS[name](workers)
+    return _BACKENDS[name](workers, address) if address is not None else \
+        _BACKENDS[name](workers)

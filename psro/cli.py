@@ -63,9 +63,19 @@ def _overrides(args) -> dict:
         "oracle_options": _options(args.oracle_option, "--oracle-option"),
         "ppo": _options(args.ppo, "--ppo"), "iterations": args.iterations, "seed": args.seed,
         "time_budget_s": args.time_budget, "target_exploitability": args.target_exploitability,
-        "backend": args.backend, "workers": args.workers,
+        "backend": args.backend, "workers": args.workers, "ray_address": args.ray_address,
         "tensorboard": True if args.tensorboard else None,
     }
+
+
+def _print_where(run, quiet: bool) -> None:
+    """Say once where the work runs (starting a Ray backend's cluster now, so that an
+    unreachable one is an error before any work)."""
+    where = getattr(run.backend, "where", None)
+    if where is not None:
+        text = where()
+        if not quiet:
+            print(text, flush=True)
 
 
 def cmd_run(args) -> int:
@@ -87,11 +97,12 @@ def cmd_run(args) -> int:
         if given:
             raise CliError(f"{', '.join(given)} cannot change when a run is resumed (the run "
                            f"keeps its config); --resume takes --iterations, --time-budget, "
-                           f"--target-exploitability, --backend and --workers")
+                           f"--target-exploitability, --backend, --workers and --ray-address")
         run = PSRO.resume(args.out, callbacks=callbacks)
-        if args.backend is not None or args.workers is not None:
-            run.use_backend(args.backend or run.config.backend, args.workers)
+        if args.backend is not None or args.workers is not None or args.ray_address:
+            run.use_backend(args.backend or run.config.backend, args.workers, args.ray_address)
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
+        _print_where(run, args.quiet)
         run.run(iterations=args.iterations, time_budget_s=args.time_budget,
                 target_exploitability=args.target_exploitability)
     else:
@@ -105,6 +116,7 @@ def cmd_run(args) -> int:
         if not args.out.strip():
             raise CliError("--out needs a directory name (it was empty)")
         run = PSRO(config=config, out=args.out, callbacks=callbacks, overwrite=args.overwrite)
+        _print_where(run, args.quiet)
         run.run()
     last = run.metrics[-1]
     print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
@@ -225,9 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--iterations", type=int, help="PSRO iterations (total, with --resume)")
     run.add_argument("--seed", type=int, help="seed of every random source (default 0)")
     run.add_argument("--out", help="run directory to write (or resume)")
-    run.add_argument("--backend", help="where oracle tasks run: local (default) or processes "
-                                       "(one worker process per CPU; same numbers)")
-    run.add_argument("--workers", type=int, help="worker processes of --backend processes")
+    run.add_argument("--backend", help="where tasks run: local (default), processes or ray; "
+                                       "same numbers")
+    run.add_argument("--workers", type=int, help="workers of --backend processes or ray")
+    run.add_argument("--ray-address", help="--backend ray: auto (the cluster `ray start` made) "
+                                           "or HOST:PORT (default: a private local Ray)")
     run.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop after this")
     run.add_argument("--target-exploitability", type=float, help="stop at or below this")
     run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")

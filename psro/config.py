@@ -48,10 +48,14 @@ class RunConfig:
     target_exploitability: float | None = None
     """Stop once the meta-policy's exploitability is at or below this."""
     backend: str = "local"
-    """Where oracle training and sampled-evaluation tasks run: "local" (in this process) or
-    "processes" (a pool of worker processes on this machine; same numbers)."""
+    """Where oracle training and sampled-evaluation tasks run: "local" (in this process),
+    "processes" (a pool of worker processes on this machine) or "ray" (Ray tasks, on this
+    machine or a cluster); the numbers are the same on each."""
     workers: int | None = None
-    """Worker processes of the "processes" backend (default: the number of CPUs)."""
+    """Workers of the "processes" and "ray" backends (default: the number of CPUs)."""
+    ray_address: str | None = None
+    """The "ray" backend's cluster: None starts a private local Ray, "auto" joins the one
+    `ray start` made on this machine, "HOST:PORT" joins that one."""
     max_nodes: int = 2_000_000
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
@@ -90,6 +94,10 @@ class RunConfig:
             raise ConfigError(f"backend must be a backend name; got {self.backend!r}")
         if self.workers is not None:
             check_count("workers", self.workers)
+        if self.ray_address is not None and (not isinstance(self.ray_address, str)
+                                             or not self.ray_address.strip()):
+            raise ConfigError(f"ray_address must be auto or HOST:PORT; got "
+                              f"{self.ray_address!r}")
         check_count("max_nodes", self.max_nodes)
         PPOConfig.from_dict(self.ppo)
         unknown = sorted(set(self.monte_carlo) - set(MONTE_CARLO_OPTIONS))

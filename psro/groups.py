@@ -2,9 +2,9 @@
 
 Runs whose configurations differ only in ``seed`` (and in how long or where they ran:
 ``iterations``, ``time_budget_s``, ``target_exploitability``, ``backend``, ``workers``,
-``tensorboard``) form one group: the same method, several seeds. A group's label is the
-configuration keys whose values differ between groups (``meta_solver=nash, oracle=exact``);
-with one group, its game, oracle and meta-solver.
+``ray_address``, ``tensorboard``) form one group: the same method, several seeds. A group's
+label is the configuration keys whose values differ between groups (``meta_solver=nash,
+oracle=exact``); with one group, its game, oracle and meta-solver.
 
 Aggregation: at each point of the x-axis (iteration, wall time or environment steps), the mean
 exploitability of the group's seeds and a 95% confidence interval for it by Student's t,
@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats
 
 NOT_METHOD = ("seed", "iterations", "time_budget_s", "target_exploitability", "backend",
-              "workers", "tensorboard")
+              "workers", "ray_address", "tensorboard")
 """Config keys that do not change what a run computes (grouping ignores them)."""
 X_AXES = {"iteration": "iteration", "wall_time_s": "wall time (s)",
           "env_steps": "environment steps"}

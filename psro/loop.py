@@ -72,6 +72,9 @@ class PSRO:
 
     def _start(self, config: RunConfig, parts: Parts, state: RunState,
                callbacks: tuple[Callback, ...]) -> None:
+        start_backend = getattr(parts.backend, "start", None)
+        if start_backend is not None:  # a cluster that cannot be reached: before any work
+            start_backend()
         self.config = config
         self.parts = parts
         self.oracle, self.evaluator = parts.oracle, parts.evaluator
@@ -234,13 +237,14 @@ class PSRO:
             row["exploitability_s"] += time.perf_counter() - start
             self._save(start)
 
-    def use_backend(self, backend: str, workers: int | None = None) -> None:
+    def use_backend(self, backend: str, workers: int | None = None,
+                    ray_address: str | None = None) -> None:
         """Run this process's following tasks on another backend (the numbers do not change;
-        the run directory keeps its configured backend). ``ConfigError`` for an unknown name
-        or a bad worker count."""
+        the run directory keeps its configured backend). ``ConfigError`` for an unknown name,
+        a bad worker count or an address for a backend other than ``ray``."""
         from psro.backends import make_backend
 
-        new = make_backend(backend, workers)
+        new = make_backend(backend, workers, ray_address)
         self.backend.close()
         self.backend = new
 

@@ -51,7 +51,7 @@ def build_parts(config: RunConfig) -> Parts:
         require_tensorboard()
     config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
     entry = oracles.get(config.oracle)
-    backend = make_backend(config.backend, config.workers)
+    backend = make_backend(config.backend, config.workers, config.ray_address)
     context = GameContext.build(config, entry.turn_based)
     evaluator = make_evaluator(context)
     oracle = entry.factory(context)

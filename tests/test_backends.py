@@ -43,8 +43,11 @@ def test_returned_networks_hold_no_file_descriptors(pool):
 
 
 def test_unknown_backend_and_bad_worker_counts():
-    with pytest.raises(ConfigError, match="unknown backend 'ray'; accepted: local, processes"):
-        make_backend("ray")
+    with pytest.raises(ConfigError, match="unknown backend 'rays'; accepted: local, processes, "
+                                          "ray"):
+        make_backend("rays")
+    with pytest.raises(ConfigError, match="needs --backend ray"):
+        make_backend("processes", 2, "auto")
     for workers in (-1, 0, 2.5, True):
         with pytest.raises(ConfigError, match="workers must be a positive integer"):
             make_backend("processes", workers)

@@ -24,11 +24,13 @@ def test_run_resume_and_progress(tmp_path, capsys):
     assert main(["run", "--game", "kuhn_poker", "--oracle", "exact", "--meta-solver", "nash",
                  "--iterations", "3", "--seed", "0", "--out", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("iter    0  population    1  exploitability")
+    assert lines[0] == "backend local: tasks run in this process"  # where the work runs
+    assert lines[1].startswith("iter    0  population    1  exploitability")
     assert main(["run", "--resume", "--out", str(out), "--iterations", "9",
                  "--backend", "processes", "--workers", "2"]) == 0
     text = capsys.readouterr().out
     assert "resuming" in text and "iter    9" in text
+    assert "backend processes: 2 worker process(es) on this machine" in text
     assert (out / "metrics.csv").read_text().count("\n") == 11
     assert "already holds a run" in _error_line(capsys, ["run", "--game", "kuhn_poker",
                                                          "--out", str(out)])
