@@ -7,9 +7,9 @@ the last, the population size, the wall time, whether exploitability ever rose, 
 second run of each variant limited to ``--budget`` seconds, the first iteration (and time) at
 or below 0.05 and 0.001 (``xdo`` stops by itself once its restricted game is complete).
 
-``--ppo-seconds S`` runs ``xdo`` and ``psro`` with the PPO oracle for S seconds each instead
-(processes backend, 2 workers) and prints their exploitability at the end (``--figure``: their
-curves against wall time).
+``--ppo-seconds S`` runs ``xdo`` and ``psro`` (``--ppo-variants``: others, e.g. ``pipeline``)
+with the PPO oracle for S seconds each instead (processes backend, 2 workers) and prints
+their exploitability at the end (``--figure``: their curves against wall time).
 
 Targets (issue 11): ``xdo`` at or below 0.001 within 20 iterations and sooner in wall time
 than ``psro``; ``anytime`` never increases and reaches 0.05 in fewer iterations than ``psro``.
@@ -84,9 +84,11 @@ def main() -> None:
                         help="seconds of the run that looks for exploitability <= 0.05")
     parser.add_argument("--ppo-seconds", type=float,
                         help="instead: psro and xdo with the PPO oracle for this many seconds")
+    parser.add_argument("--ppo-variants", default="xdo,psro",
+                        help="the variants of --ppo-seconds (xdo, psro, pipeline, ...)")
     args = parser.parse_args()
     if args.ppo_seconds:
-        ppo_comparison(args.game, args.ppo_seconds, ["xdo", "psro"], args.figure)
+        ppo_comparison(args.game, args.ppo_seconds, args.ppo_variants.split(","), args.figure)
         return
     print(f"{args.game}, exact oracle, nash meta-solver", flush=True)
     print(f"{'variant':10s} {'it 5':>9s} {'it 10':>9s} {'it 20':>9s} {'last':>9s} "

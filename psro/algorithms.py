@@ -35,6 +35,7 @@ Built in:
   ``nash`` meta-solver.
 - ``xdo``: extensive-form double oracle, :mod:`psro.xdo`.
 - ``jpsro``: joint PSRO for n-player general-sum games, :mod:`psro.jpsro`.
+- ``pipeline``: pipeline PSRO, K PPO learners per player at once, :mod:`psro.pipeline`.
 """
 
 from __future__ import annotations
@@ -231,8 +232,26 @@ def _jpsro(context: GameContext, meta_solver: Callable):
                           config.meta_solver, exact_oracle=config.oracle == "exact")
 
 
+def _pipeline(context: GameContext, meta_solver: Callable):
+    from psro.pipeline import PipelineAlgorithm
+    from psro.ppo_config import PPOConfig
+
+    config = context.config
+    if config.oracle != "ppo":
+        raise ConfigError(f"algorithm 'pipeline' trains PPO learners in chunks until they "
+                          f"plateau; the {config.oracle!r} oracle does not (exact best "
+                          f"responses neither train nor plateau): use --oracle ppo")
+    ppo = PPOConfig.from_dict(config.ppo)
+    if not ppo.warm_start:
+        raise ConfigError("algorithm 'pipeline' continues each learner from its network: "
+                          "ppo.warm_start must be true")
+    return PipelineAlgorithm(meta_solver, config.meta_solver, config.pipeline_width,
+                             ppo.env_steps)
+
+
 ALGORITHMS: dict[str, Callable] = {"psro": _psro, "anytime": _anytime,
-                                   "rectified": _rectified, "xdo": _xdo, "jpsro": _jpsro}
+                                   "rectified": _rectified, "xdo": _xdo, "jpsro": _jpsro,
+                                   "pipeline": _pipeline}
 """Factories ``f(context, meta_solver) -> algorithm`` by name."""
 
 

@@ -58,6 +58,7 @@ def _overrides(args) -> dict:
     """The run settings given as flags, as RunConfig fields (None where not given)."""
     return {
         "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
+        "pipeline_width": args.pipeline_width,
         "meta_solver": args.meta_solver,
         "meta_solver_options": _options(args.meta_solver_option, "--meta-solver-option"),
         "oracle_options": _options(args.oracle_option, "--oracle-option"),
@@ -88,6 +89,7 @@ def cmd_run(args) -> int:
         if args.out is None:
             raise CliError("--resume needs --out DIR, the run directory to continue")
         fixed = {"--game": args.game, "--algorithm": args.algorithm, "--oracle": args.oracle,
+                 "--pipeline-width": args.pipeline_width,
                  "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
@@ -214,6 +216,14 @@ def cmd_games(args) -> int:
     return 0
 
 
+def _variant_arguments(run) -> None:
+    """``psro run``'s flags that pick the PSRO variant."""
+    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified, "
+                                         "xdo, jpsro, pipeline")
+    run.add_argument("--pipeline-width", type=int, help="--algorithm pipeline: active "
+                                                        "learners per player (default 2)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``psro`` argument parser."""
     import solvers
@@ -222,8 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run PSRO (or --resume a run)")
     run.add_argument("--game", help="OpenSpiel game string or catalogue name")
-    run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified, "
-                                         "xdo, jpsro")
+    _variant_arguments(run)
     run.add_argument("--oracle", help="exact (tabular best response), ppo, or a registered "
                                       "oracle")
     run.add_argument("--oracle-option", action="append", metavar="KEY=VALUE",

@@ -27,7 +27,10 @@ class RunConfig:
     game: str = "kuhn_poker"
     """OpenSpiel game string or catalogue name (`psro games`)."""
     algorithm: str = "psro"
-    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified", "xdo" or "jpsro"."""
+    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified", "xdo", "jpsro" or
+    "pipeline"."""
+    pipeline_width: int = 2
+    """Active learners per player of the "pipeline" algorithm."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -87,6 +90,7 @@ class RunConfig:
         except solvers.OptionError as err:
             raise ConfigError(str(err)) from None
         check_count("iterations", self.iterations)
+        check_count("pipeline_width", self.pipeline_width)
         check_count("seed", self.seed, minimum=0)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)

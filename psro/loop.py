@@ -246,6 +246,8 @@ class PSRO:
 
         new = make_backend(backend, workers, ray_address)
         self.backend.close()
+        if hasattr(new, "start"):
+            new.start()  # an unreachable cluster is an error now, before any work
         self.backend = new
 
     def meta_policy(self) -> MetaPolicy:

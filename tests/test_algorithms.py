@@ -331,3 +331,63 @@ def test_xdo_on_three_player_kuhn_uses_cfr_and_converges():
     assert newest["oracle"] == "xdo_restricted_nash" and newest["cfr_iterations"] > 0
     theirs = os_exploitability.nash_conv(run.tree.game, run.meta_policy())
     assert theirs == pytest.approx(rows[-1]["nash_conv"], abs=1e-9)
+
+
+PIPELINE = {"game": "kuhn_poker", "oracle": "ppo", "algorithm": "pipeline", "seed": 2,
+            "ppo": {"env_steps": 800}}
+
+
+def test_pipeline_learners_train_in_chunks_freeze_and_restart_on_top():
+    from psro.pipeline import LEARNER_CHUNKS, PipelineAlgorithm
+
+    run = psro.PSRO(**PIPELINE, pipeline_width=2)
+    rows = run.run(iterations=LEARNER_CHUNKS + 1)
+    for p, pop in enumerate(run.population):
+        learners = [m.metadata.get("learner") for m in pop]
+        # two snapshots per iteration (one per active learner) after the initial member
+        assert len(pop) == 1 + 2 * (LEARNER_CHUNKS + 1)
+        assert learners[1:2 * LEARNER_CHUNKS + 1:2] == [1] * LEARNER_CHUNKS
+        frozen = [i for i, m in enumerate(pop) if m.metadata.get("frozen")]
+        assert frozen[0] == 2 * LEARNER_CHUNKS - 1  # learner 1's last chunk
+        assert PipelineAlgorithm.frozen(pop)[:2] == [0, frozen[0]]
+        # retired snapshots have no weight in the meta-strategy
+        live = set(PipelineAlgorithm.frozen(pop)) | {k for _, k in
+                                                     PipelineAlgorithm.active(pop)}
+        assert all(w == 0 for k, w in enumerate(run.mixtures[p]) if k not in live)
+    targets = run.parts.algorithm.targets(run.state)
+    by_player = [[t for t in targets if t.player == p] for p in range(2)]
+    for p, (low, high) in enumerate(by_player):
+        assert low.tag < high.tag  # levels: lowest learner first
+        q = 1 - p
+        frozen_q = set(PipelineAlgorithm.frozen(run.population[q]))
+        assert set(np.flatnonzero(low.mixtures[q])) <= frozen_q  # lowest: frozen only
+        current = dict(PipelineAlgorithm.active(run.population[p]))
+        assert low.start is run.population[p][current[low.tag]]  # continues itself
+        # learner 2 froze after learner 1: a new learner on top, warm-started from below
+        assert high.tag not in current and high.start is low.start
+    assert rows[-1]["exploitability"] < rows[0]["exploitability"]
+
+
+def test_pipeline_resumes_every_learner_where_it_was(tmp_path):
+    full = psro.PSRO(**PIPELINE).run(iterations=4)
+    psro.PSRO(**PIPELINE, out=tmp_path / "a").run(iterations=2)
+    resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=4)
+    assert _numbers(resumed) == _numbers(full)
+    run = psro.load_run(tmp_path / "a")
+    assert [m.metadata.get("learner") for m in run.population[0]] == \
+        [None, 1, 2, 1, 2, 1, 2, 1, 2]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--algorithm", "pipeline"], "algorithm 'pipeline' trains PPO learners in chunks"),
+    (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "0"],
+     "pipeline_width must be a positive integer; got 0"),
+    (["--algorithm", "pipeline", "--oracle", "ppo", "--ppo", "warm_start=false"],
+     "ppo.warm_start must be true"),
+])
+def test_pipeline_refusals(argv, match, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--game", "kuhn_poker", *argv, "--out", "X"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and match in err[0], err
+    assert not (tmp_path / "X").exists()

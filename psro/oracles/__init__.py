@@ -76,6 +76,14 @@ class Target:
     mixtures: tuple
     tag: int = 0
     joint: np.ndarray | None = field(default=None, compare=False)
+    start: object = field(default=None, compare=False)
+    """Where a trained (PPO) best response starts: None, the oracle's default (the player's
+    newest network with ``warm_start``); a member, its network (pipeline PSRO continues each
+    learner); :data:`SCRATCH`, a new network."""
+
+
+SCRATCH = "scratch"
+"""``Target.start`` for a best response trained from a new network."""
 
 
 def plain_targets(mixtures: list[np.ndarray]) -> list[Target]:
@@ -90,7 +98,7 @@ def targeted(oracle) -> bool:
 
 def _plain_mixtures(targets: list[Target]) -> list[np.ndarray] | None:
     if [t.player for t in targets] != list(range(len(targets))) or \
-            any(t.tag or t.joint is not None for t in targets):
+            any(t.tag or t.joint is not None or t.start is not None for t in targets):
         return None
     first = targets[0].mixtures
     if any(any(not np.array_equal(a, b) for a, b in zip(t.mixtures, first, strict=True))
@@ -185,6 +193,7 @@ def get(name: str) -> OracleEntry:
     return _ORACLES[name]
 
 
-__all__ = ["Oracle", "OracleEntry", "OracleFactory", "Response", "Target", "TargetedOracle",
+__all__ = ["Oracle", "OracleEntry", "OracleFactory", "Response", "SCRATCH", "Target",
+           "TargetedOracle",
            "get", "names", "plain_targets", "register", "target_responses", "target_tasks",
            "targeted"]

@@ -8,7 +8,7 @@ from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.members import network_of
-from psro.oracles import Response, Target, TargetedOracle
+from psro.oracles import SCRATCH, Response, Target, TargetedOracle
 from psro.policies import tabularise
 from psro.ppo_config import PPOConfig
 from psro.seeds import derive_seed
@@ -68,8 +68,11 @@ class PPOOracle(TargetedOracle):
         tasks = []
         for target in targets:
             p = target.player
-            previous = next((network_of(m) for m in reversed(populations[p])
-                             if network_of(m) is not None), None)
+            if target.start is None:
+                previous = next((network_of(m) for m in reversed(populations[p])
+                                 if network_of(m) is not None), None)
+            else:
+                previous = None if target.start == SCRATCH else network_of(target.start)
             keys = (self.run_seed, iteration, p) + ((target.tag,) if target.tag else ())
             args = (self.game, p, actors, list(target.mixtures), self.config,
                     derive_seed(*keys), previous, {"iteration": iteration})
