@@ -7,9 +7,11 @@ the last, the population size, the wall time, whether exploitability ever rose, 
 second run of each variant limited to ``--budget`` seconds, the first iteration (and time) at
 or below 0.05 and 0.001 (``xdo`` stops by itself once its restricted game is complete).
 
-``--ppo-seconds S`` runs ``xdo`` and ``psro`` (``--ppo-variants``: others, e.g. ``pipeline``)
-with the PPO oracle for S seconds each instead (processes backend, 2 workers) and prints
-their exploitability at the end (``--figure``: their curves against wall time).
+``--ppo-seconds S`` runs ``xdo`` and ``psro`` (``--ppo-variants``: others, e.g. ``pipeline`` or
+``anytime:anytime_rounds=10``, regret matching against the PPO best responses) with the PPO
+oracle for S seconds each instead (processes backend, 2 workers) and prints their
+exploitability after 300, 600, 1200 and 1800 s and at the end (``--figure``: their curves
+against wall time).
 
 Targets (issue 11): ``xdo`` at or below 0.001 within 20 iterations and sooner in wall time
 than ``psro``; ``anytime`` never increases and reaches 0.05 in fewer iterations than ``psro``.
@@ -51,6 +53,31 @@ def first_below(rows: list[dict], threshold: float) -> str:
     return f"iteration {hit['iteration']} ({hit['wall_time_s']:.1f} s)"
 
 
+def progress(algorithm: str):
+    """A callback printing each iteration's exploitability to stderr (long runs)."""
+    def show(run, row: dict) -> None:
+        print(f"    {algorithm} iteration {row['iteration']}: {row['exploitability']:.4f} at "
+              f"{row['wall_time_s']:.0f} s", file=sys.stderr, flush=True)
+    return show
+
+
+def at_time(rows: list[dict], seconds: float) -> str:
+    """Exploitability of the last iteration finished within ``seconds`` of wall time."""
+    done = [r for r in rows if r["wall_time_s"] <= seconds]
+    return f"{done[-1]['exploitability']:.4f}" if done else "-"
+
+
+def variant_settings(text: str) -> dict:
+    """``NAME`` or ``NAME:KEY=VALUE,...`` (e.g. ``anytime:anytime_rounds=10``) as RunConfig
+    fields."""
+    name, _, options = text.partition(":")
+    settings: dict = {"algorithm": name}
+    for option in filter(None, options.split(",")):
+        key, _, value = option.partition("=")
+        settings[key] = int(value) if value.isdigit() else value
+    return settings
+
+
 def ppo_comparison(game: str, seconds: float, variants: list[str],
                    figure: Path | None = None) -> None:
     """Each variant with the PPO oracle (default options, processes backend, 2 workers) for
@@ -60,16 +87,18 @@ def ppo_comparison(game: str, seconds: float, variants: list[str],
           flush=True)
     curves: dict[str, list[dict]] = {}
     for algorithm in variants:
-        run = psro.PSRO(game, "ppo", "nash", algorithm=algorithm, backend="processes",
-                        workers=2, seed=0)
+        run = psro.PSRO(game, "ppo", "nash", **variant_settings(algorithm), backend="processes",
+                        workers=2, seed=0, callbacks=(progress(algorithm),))
         rows = run.run(iterations=100_000, time_budget_s=seconds)
         curves[algorithm] = rows
         lowest = min(rows, key=lambda r: r["exploitability"])
         marks = ", ".join(f"{t:g}: {first_below(rows, t)}" for t in (0.3, 0.1, 0.05))
-        print(f"  {algorithm:8s} after {rows[-1]['wall_time_s']:.0f} s: "
+        times = ", ".join(f"{t} s: {at_time(rows, t)}" for t in (300, 600, 1200, 1800)
+                          if t <= seconds)
+        print(f"  {algorithm} after {rows[-1]['wall_time_s']:.0f} s: "
               f"{rows[-1]['exploitability']:.4f} (iteration {rows[-1]['iteration']}, lowest "
               f"{lowest['exploitability']:.4f} at iteration {lowest['iteration']}, stop "
-              f"{run.stop_reason}); first <= {marks}", flush=True)
+              f"{run.stop_reason}); first <= {marks}; at {times}", flush=True)
     if figure:
         curves_figure({f"{game}, PPO oracle, processes backend (2 workers)": curves}, figure,
                       x_key="wall_time_s", xlabel="wall time (s)")
@@ -85,7 +114,9 @@ def main() -> None:
     parser.add_argument("--ppo-seconds", type=float,
                         help="instead: psro and xdo with the PPO oracle for this many seconds")
     parser.add_argument("--ppo-variants", default="xdo,psro",
-                        help="the variants of --ppo-seconds (xdo, psro, pipeline, ...)")
+                        help="the variants of --ppo-seconds (xdo, psro, pipeline, ...; "
+                             "NAME:KEY=VALUE sets RunConfig fields, e.g. "
+                             "anytime:anytime_rounds=10)")
     args = parser.parse_args()
     if args.ppo_seconds:
         ppo_comparison(args.game, args.ppo_seconds, args.ppo_variants.split(","), args.figure)

@@ -25,8 +25,10 @@ Built in:
   in double oracle: one best response per player against the meta-solver's mixture of the
   restricted game (default ``nash``). Training against the least exploitable mixture instead
   can stall (on Kuhn poker it stops improving at exploitability 0.19 after a few iterations,
-  the new best responses being ones the population holds). Two-player zero-sum games with
-  exact evaluation.
+  the new best responses being ones the population holds). Two-player zero-sum games. Where
+  the game is too large to walk (or ``anytime_rounds`` is set), with the PPO oracle, the
+  mixture is found by regret matching against the trained best responses instead
+  (:mod:`psro.anytime`).
 - ``rectified`` (PSRO-rN, Balduzzi et al. 2019, as OpenSpiel's ``rectifier="rectified"``):
   the meta-solver's Nash mixture; for each member ``k`` of player p in its support, one best
   response of p against the opponents' members that ``k`` beats or ties
@@ -206,12 +208,23 @@ def _rectified(context: GameContext, meta_solver: Callable) -> RectifiedAlgorith
     return RectifiedAlgorithm(meta_solver, context.config.meta_solver)
 
 
-def _anytime(context: GameContext, meta_solver: Callable) -> AnytimeAlgorithm:
+def _anytime(context: GameContext, meta_solver: Callable):
+    config = context.config
     if context.num_players != 2 or not context.game.zero_sum:
         raise ConfigError(f"algorithm 'anytime' needs a two-player zero-sum game; "
-                          f"{context.config.game!r} is not one")
-    return AnytimeAlgorithm(context.require_tree("algorithm 'anytime' (exact evaluation)"),
-                            PSROAlgorithm(meta_solver, context.config.meta_solver))
+                          f"{config.game!r} is not one")
+    if config.anytime_rounds is None and context.tree is not None:
+        return AnytimeAlgorithm(context.tree, PSROAlgorithm(meta_solver, config.meta_solver))
+    if config.oracle != "ppo":
+        where = "anytime_rounds is set" if context.tree is not None else \
+            f"the game is too large to walk ({context.walk_error})"
+        raise ConfigError(f"algorithm 'anytime' finds the least exploitable mixture by regret "
+                          f"matching against PPO best responses where {where}: use --oracle "
+                          f"ppo (with the exact oracle it solves one LP; leave anytime_rounds "
+                          f"unset)")
+    from psro.anytime import DEFAULT_ROUNDS, RegretMatchingAnytime
+
+    return RegretMatchingAnytime(config.anytime_rounds or DEFAULT_ROUNDS)
 
 
 def _xdo(context: GameContext, meta_solver: Callable):

@@ -10,8 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 EXIT_USAGE = 2
 
 
@@ -58,7 +56,7 @@ def _overrides(args) -> dict:
     """The run settings given as flags, as RunConfig fields (None where not given)."""
     return {
         "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
-        "pipeline_width": args.pipeline_width,
+        "pipeline_width": args.pipeline_width, "anytime_rounds": args.anytime_rounds,
         "meta_solver": args.meta_solver,
         "meta_solver_options": _options(args.meta_solver_option, "--meta-solver-option"),
         "oracle_options": _options(args.oracle_option, "--oracle-option"),
@@ -90,6 +88,7 @@ def cmd_run(args) -> int:
             raise CliError("--resume needs --out DIR, the run directory to continue")
         fixed = {"--game": args.game, "--algorithm": args.algorithm, "--oracle": args.oracle,
                  "--pipeline-width": args.pipeline_width,
+                 "--anytime-rounds": args.anytime_rounds,
                  "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
@@ -129,56 +128,6 @@ def cmd_run(args) -> int:
 def _check_positive(flag: str, value) -> None:
     if value is not None and value < 1:
         raise CliError(f"{flag} must be a positive integer; got {value}")
-
-
-def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
-    file = Path(path)
-    if not file.is_file():
-        raise CliError(f"payoff file {path} does not exist")
-    suffix = file.suffix.lower()
-    try:
-        if suffix == ".csv":
-            rows = [line for line in file.read_text().splitlines() if line.strip()]
-            cells = [[c.strip() for c in line.split(",")] for line in rows]
-            widths = {len(r) for r in cells}
-            if len(widths) > 1:
-                raise CliError(f"{path}: rows have different numbers of columns "
-                               f"({sorted(widths)}); a payoff matrix must be rectangular")
-            try:
-                return np.array([[float(c) for c in r] for r in cells])
-            except ValueError as err:
-                raise CliError(f"{path}: not a matrix of numbers ({err})") from None
-        if suffix == ".npy":
-            return np.load(file, allow_pickle=False)
-        if suffix == ".npz":
-            with np.load(file, allow_pickle=False) as data:
-                if not data.files:
-                    raise CliError(f"{path}: the .npz holds no arrays")
-                return [data[k] for k in data.files]
-    except CliError:
-        raise
-    except Exception as err:
-        raise CliError(f"{path}: cannot read payoffs ({type(err).__name__}: {err})") from None
-    raise CliError(f"{path}: unsupported payoff file type {suffix!r}; accepted: .csv, .npy "
-                   f"(a zero-sum matrix) or .npz (one array per player)")
-
-
-def cmd_solve(args) -> int:
-    """``psro solve``: solve a normal-form game from a file."""
-    import solvers
-
-    payoffs = _read_payoff_file(args.file)
-    options = _options(args.option, "--option") or {}
-    game = solvers.as_payoffs(payoffs)
-    solver = solvers.get(args.solver, **options)
-    mixtures = solver(game)
-    np.set_printoptions(precision=6, suppress=True)
-    for p, mix in enumerate(mixtures):
-        print(f"player {p} mixture: {np.array2string(mix, separator=', ')}")
-    values = solvers.expected_payoffs(game, mixtures)
-    print("values: " + ", ".join(f"player {p} {v:.9g}" for p, v in enumerate(values)))
-    print(f"NashConv: {solvers.nash_conv(game, mixtures):.3g}")
-    return 0
 
 
 def cmd_report(args) -> int:
@@ -222,6 +171,9 @@ def _variant_arguments(run) -> None:
                                          "xdo, jpsro, pipeline")
     run.add_argument("--pipeline-width", type=int, help="--algorithm pipeline: active "
                                                         "learners per player (default 2)")
+    run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with --oracle "
+                     "ppo: regret-matching rounds per iteration (default: exact LP where the "
+                     "game is walked, 10 where it is too large)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -262,12 +214,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tensorboard", action="store_true",
                      help="also write TensorBoard scalars under OUT/tensorboard")
     run.set_defaults(func=cmd_run)
-    solve = sub.add_parser("solve", help="solve a normal-form game from a file")
-    solve.add_argument("file", help=".csv or .npy matrix (zero-sum), or .npz (one per player)")
-    solve.add_argument("--solver", default="nash", help="meta-solver name (default nash)")
-    solve.add_argument("--option", action="append", metavar="KEY=VALUE",
-                       help="solver option, repeatable")
-    solve.set_defaults(func=cmd_solve)
     report = sub.add_parser("report", help="write report.md, report.html, figures and "
                                            "tables for runs")
     report.add_argument("dirs", nargs="+", help="run directories; runs differing only in "
@@ -279,14 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="figure formats: png (always written), pdf, svg; repeatable or "
                              "comma-separated")
     report.set_defaults(func=cmd_report)
-    from psro import cli_exploitability
+    from psro import cli_exploitability, cli_solve
 
+    cli_solve.add_parser(sub)
     cli_exploitability.add_parser(sub)
     games = sub.add_parser("games", help="list the games")
     games.set_defaults(func=cmd_games)
     return parser
-
-
 
 
 _HINTS = {"GameTooLargeError": "; use --oracle ppo (sampled payoffs and approximate "

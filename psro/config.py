@@ -31,6 +31,10 @@ class RunConfig:
     "pipeline"."""
     pipeline_width: int = 2
     """Active learners per player of the "pipeline" algorithm."""
+    anytime_rounds: int | None = None
+    """Regret-matching rounds per iteration of the "anytime" algorithm with the "ppo" oracle
+    (`psro.anytime`): None finds the least exploitable mixture exactly by LP where the game
+    is walked, and uses 10 rounds where it is too large to walk."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -91,6 +95,11 @@ class RunConfig:
             raise ConfigError(str(err)) from None
         check_count("iterations", self.iterations)
         check_count("pipeline_width", self.pipeline_width)
+        if self.anytime_rounds is not None:
+            check_count("anytime_rounds", self.anytime_rounds)
+            if self.algorithm != "anytime":
+                raise ConfigError(f"anytime_rounds is a setting of algorithm 'anytime'; got "
+                                  f"algorithm {self.algorithm!r}")
         check_count("seed", self.seed, minimum=0)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)

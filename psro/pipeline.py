@@ -1,7 +1,8 @@
 """Pipeline PSRO (P2SRO, McAleer et al. 2020): K learners per player train at once.
 
 Each player has ``pipeline_width`` (K) *active learners*, ordered by level. Every iteration
-each active learner trains one chunk (``ppo.env_steps``), continuing from its own network:
+each active learner trains one *chunk* of ``ceil(ppo.env_steps / K)`` environment steps,
+continuing from its own network:
 
 - the lowest learner against the meta-Nash (the run's meta-solver) of the *frozen* population;
 - the learner at level j against the meta-Nash of the frozen population plus the current
@@ -9,9 +10,13 @@ each active learner trains one chunk (``ppo.env_steps``), continuing from its ow
 
 After its chunk the lowest learner is frozen into the population when it has plateaued (the
 chunk was stopped early by PPO's plateau rule, ``ppo.plateau_patience``) or has spent its
-budget of ``LEARNER_CHUNKS`` chunks; a new learner then starts at the top, warm-started from
-the learner below it. The K learners of a player are K independent tasks per iteration, so
-they run at once on the ``processes`` and ``ray`` backends (on ``local`` they take turns).
+budget: K chunks, the ``ppo.env_steps`` that a ``psro`` best response gets. A new learner then
+starts at the top, warm-started from the learner below it. So an iteration costs what a
+``psro`` iteration does (K chunks of 1/K of the budget per player) and freezes one member per
+player, as ``psro`` adds one; what differs is that each learner spends its first chunks
+training against where the population is going (the learners below it) instead of waiting.
+The K learners of a player are K independent tasks per iteration, so they run at once on the
+``processes`` and ``ray`` backends (on ``local`` they take turns).
 
 Every chunk's result joins the population as a member (a *snapshot* of its learner, metadata
 ``learner`` = its id and, once frozen, ``frozen`` = True), so run directories, resume and
@@ -37,9 +42,6 @@ from psro.errors import MetaSolverError
 from psro.oracles import SCRATCH, Target
 from psro.state import RunState
 
-LEARNER_CHUNKS = 4
-"""Chunks after which the lowest learner is frozen even without a plateau."""
-
 
 def learner_of(member) -> int | None:
     """The learner id of a snapshot (None for the initial member)."""
@@ -51,9 +53,12 @@ class PipelineAlgorithm(Algorithm):
 
     name = "pipeline"
 
-    def __init__(self, meta_solver: Callable, solver_name: str, width: int, chunk_steps: int):
+    def __init__(self, meta_solver: Callable, solver_name: str, width: int, env_steps: int):
         self.meta_solver, self.solver_name = meta_solver, solver_name
-        self.width, self.chunk_steps = width, chunk_steps
+        self.width = width
+        self.chunk_steps = -(-env_steps // width)
+        """A learner's chunk: ``ceil(env_steps / width)``, so ``width`` chunks make the
+        budget of one ``psro`` best response."""
 
     # -- the population's structure, read from the members' metadata -------------------------
     @staticmethod
@@ -119,12 +124,12 @@ class PipelineAlgorithm(Algorithm):
                         for q, pop in enumerate(state.populations)]
                 out.append(Target(p, tuple(self._nash(state, sets)), tag=lid,
                                   start=SCRATCH if start is None
-                                  else state.populations[p][start]))
+                                  else state.populations[p][start], budget=self.chunk_steps))
         return out
 
     def admit(self, state: RunState, members: list) -> list:
         """Every snapshot joins; a player's lowest learner is frozen when its chunk plateaued
-        (stopped before ``ppo.env_steps``) or it has trained ``LEARNER_CHUNKS`` chunks."""
+        (stopped before its chunk's steps) or it has trained ``width`` chunks."""
         for p, pop in enumerate(state.populations):
             mine = [m for m in members if m.player == p]
             for member in mine:
@@ -137,9 +142,9 @@ class PipelineAlgorithm(Algorithm):
                     continue
                 chunks = 1 + sum(1 for m in pop if learner_of(m) == lowest)
                 plateaued = (member.metadata.get("env_steps") or 0) < self.chunk_steps
-                if plateaued or chunks >= LEARNER_CHUNKS:
+                if plateaued or chunks >= self.width:
                     member.metadata["frozen"] = True
         return members
 
 
-__all__ = ["LEARNER_CHUNKS", "PipelineAlgorithm", "learner_of"]
+__all__ = ["PipelineAlgorithm", "learner_of"]

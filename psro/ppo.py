@@ -14,6 +14,7 @@ epochs, Adam with linear learning-rate decay and gradient-norm clipping follow C
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -74,13 +75,19 @@ class _Buffer:
 def train_best_response(game, player: int, opponents: list[list], weights: list[np.ndarray],
                         config: PPOConfig, seed: int, init: NeuralPolicy | None = None,
                         metadata: dict | None = None,
-                        joint: tuple[np.ndarray, np.ndarray] | None = None
+                        joint: tuple[np.ndarray, np.ndarray] | None = None,
+                        rounds: tuple[int, Callable] | None = None
                         ) -> tuple[NeuralPolicy, list[dict]]:
     """Train a PPO best response of ``player`` against the opponents' mixtures.
 
     ``opponents[q]`` lists player q's population members' actors (see :mod:`psro.members`),
     ``weights[q]`` their meta-strategy; entry ``player`` is ignored. ``joint``: correlated
     opponents instead, ``(profiles, probs)`` as :class:`psro.rollout.Rollouts` takes them.
+    ``rounds = (R, hook)``: the budget is cut into R equal rounds; after the update that ends
+    round r, ``hook(r, policy)`` is called with the network as it stands (a
+    :class:`NeuralPolicy`) and returns new weights of the other player's members, drawn from
+    the next episode on (anytime PSRO's regret matching, :mod:`psro.anytime`); training that
+    stops early (plateau) calls it once more at the end. Two-player games.
     Returns the trained :class:`NeuralPolicy` and one diagnostics row per update (mean
     return, approx KL, clip fraction, entropy, explained variance, steps/s, ...).
     Deterministic for a given seed on CPU. Runs torch with one thread (small networks:
@@ -94,7 +101,7 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             return _train(game, player, opponents, weights, config, seed, init, metadata,
-                          joint)
+                          joint, rounds)
     finally:
         torch.set_num_threads(threads)
 
@@ -148,7 +155,34 @@ class _Collector:
         return taken
 
 
-def _train(game, player, opponents, weights, config, seed, init, metadata, joint=None):
+class _Rounds:
+    """Calls a ``train_best_response`` round hook at the end of each round of the budget (a
+    batch's collection stops there) and passes the weights it returns to the rollouts."""
+
+    def __init__(self, rounds: tuple[int, Callable] | None, games: Rollouts, player: int,
+                 config: PPOConfig, meta: Callable[[], dict]):
+        self.count, self.hook = rounds if rounds else (0, None)
+        self.games, self.player, self.config, self.meta = games, player, config, meta
+        self.done = 0
+
+    def budget(self) -> int:
+        """Where the next batch's collection stops: the end of the current round (or of the
+        whole budget)."""
+        if self.done >= self.count:
+            return self.config.env_steps
+        return -(-(self.done + 1) * self.config.env_steps // self.count)
+
+    def after_update(self, net: ActorCritic, env_steps: int, final: bool = False) -> None:
+        """Call the hook when the current round's steps are spent (or training ended)."""
+        if self.done >= self.count or (env_steps < self.budget() and not final):
+            return
+        weights = self.hook(self.done, NeuralPolicy(self.player, net, self.meta()))
+        self.games.probs[1 - self.player] = np.asarray(weights, float) / np.sum(weights)
+        self.done += 1
+
+
+def _train(game, player, opponents, weights, config, seed, init, metadata, joint=None,
+           rounds=None):
     rng = np.random.default_rng(seed)
     seats = [None if q == player else members for q, members in enumerate(opponents)]
     games = Rollouts(game, seats, [None if q == player else w for q, w in enumerate(weights)],
@@ -162,16 +196,24 @@ def _train(game, player, opponents, weights, config, seed, init, metadata, joint
     if config.scale_returns:
         scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9)
     learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed))
+
+    def meta() -> dict:
+        return {"obs_shape": list(games.vg.obs_shape), "num_actions": games.vg.num_actions,
+                "hidden": list(config.hidden), "ppo": config.to_dict(), "seed": seed,
+                "env_steps": learner.env_steps, "greedy": config.greedy, **(metadata or {})}
+
+    hooks = _Rounds(rounds, games, player, config, meta)
     diagnostics: list[dict] = []
     best_return, stale = -np.inf, 0
     start = time.perf_counter()
     while learner.env_steps < config.env_steps:
         batch_start = time.perf_counter()
         used = learner.env_steps / config.env_steps  # budget fraction spent before this batch
-        batch_env_steps = learner.collect(config.steps_per_update, config.env_steps)
+        batch_env_steps = learner.collect(config.steps_per_update, hooks.budget())
         collect_s = time.perf_counter() - batch_start
         batch = learner.buffer.take_complete()
         if batch is None:
+            hooks.after_update(net, learner.env_steps)
             continue
         update = len(diagnostics) + 1
         lr = config.learning_rate * max(0.0, 1.0 - used)
@@ -187,6 +229,7 @@ def _train(game, player, opponents, weights, config, seed, init, metadata, joint
                      rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
                      wall_s=time.perf_counter() - start)
         diagnostics.append(stats)
+        hooks.after_update(net, learner.env_steps)
         if config.plateau_patience:
             if mean_return > best_return + config.plateau_tol:
                 best_return, stale = mean_return, 0
@@ -194,10 +237,8 @@ def _train(game, player, opponents, weights, config, seed, init, metadata, joint
                 stale += 1
                 if stale >= config.plateau_patience:
                     break
-    meta = {"obs_shape": list(games.vg.obs_shape), "num_actions": games.vg.num_actions,
-            "hidden": list(config.hidden), "ppo": config.to_dict(), "seed": seed,
-            "env_steps": learner.env_steps, "greedy": config.greedy, **(metadata or {})}
-    return NeuralPolicy(player, net, meta), diagnostics
+    hooks.after_update(net, learner.env_steps, final=True)
+    return NeuralPolicy(player, net, meta()), diagnostics
 
 
 def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:

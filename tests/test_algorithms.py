@@ -154,8 +154,8 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
      "algorithm 'anytime' needs a two-player zero-sum game"),
     (["--algorithm", "rectified", "--meta-solver", "prd"],
      "algorithm 'rectified' rectifies a Nash meta-strategy"),
-    (["--algorithm", "anytime", "--game", "leduc_poker", "--oracle", "ppo",
-      "--config", "small.toml"], "algorithm 'anytime' (exact evaluation)"),
+    (["--algorithm", "anytime", "--game", "leduc_poker", "--oracle", "exact",
+      "--config", "small.toml"], "too large for the exact oracle"),
 ])
 def test_variants_that_cannot_run_are_refused_before_any_work(argv, match, tmp_path, capsys,
                                                               monkeypatch):
@@ -343,17 +343,20 @@ PIPELINE = {"game": "kuhn_poker", "oracle": "ppo", "algorithm": "pipeline", "see
 
 
 def test_pipeline_learners_train_in_chunks_freeze_and_restart_on_top():
-    from psro.pipeline import LEARNER_CHUNKS, PipelineAlgorithm
+    from psro.pipeline import PipelineAlgorithm
 
-    run = psro.PSRO(**PIPELINE, pipeline_width=2)
-    rows = run.run(iterations=LEARNER_CHUNKS + 1)
+    width = 2  # a learner's budget: two chunks of ppo.env_steps / 2
+    run = psro.PSRO(**PIPELINE, pipeline_width=width)
+    rows = run.run(iterations=width + 1)
     for p, pop in enumerate(run.population):
         learners = [m.metadata.get("learner") for m in pop]
         # two snapshots per iteration (one per active learner) after the initial member
-        assert len(pop) == 1 + 2 * (LEARNER_CHUNKS + 1)
-        assert learners[1:2 * LEARNER_CHUNKS + 1:2] == [1] * LEARNER_CHUNKS
+        assert len(pop) == 1 + 2 * (width + 1)
+        assert learners[1:2 * width + 1:2] == [1] * width
+        # each snapshot is one chunk: half the budget (rounded up to whole batches of steps)
+        assert all(400 <= m.metadata["env_steps"] < 800 for m in pop[1:])
         frozen = [i for i, m in enumerate(pop) if m.metadata.get("frozen")]
-        assert frozen[0] == 2 * LEARNER_CHUNKS - 1  # learner 1's last chunk
+        assert frozen[0] == 2 * width - 1  # learner 1's last chunk
         assert PipelineAlgorithm.frozen(pop)[:2] == [0, frozen[0]]
         # retired snapshots have no weight in the meta-strategy
         live = set(PipelineAlgorithm.frozen(pop)) | {k for _, k in
@@ -380,4 +383,4 @@ def test_pipeline_resumes_every_learner_where_it_was(tmp_path):
     assert _numbers(resumed) == _numbers(full)
     run = psro.load_run(tmp_path / "a")
     assert [m.metadata.get("learner") for m in run.population[0]] == \
-        [None, 1, 2, 1, 2, 1, 2, 1, 2]
+        [None, 1, 2, 1, 2, 2, 3, 3, 4]

@@ -80,6 +80,14 @@ class Target:
     """Where a trained (PPO) best response starts: None, the oracle's default (the player's
     newest network with ``warm_start``); a member, its network (pipeline PSRO continues each
     learner); :data:`SCRATCH`, a new network."""
+    budget: int | None = field(default=None, compare=False)
+    """Environment steps a trained (PPO) best response may spend: None, the oracle's own
+    (``ppo.env_steps``); pipeline PSRO trains its learners in shorter chunks."""
+    rounds: int = field(default=0, compare=False)
+    """Anytime PSRO by regret matching (:mod:`psro.anytime`): when positive, the best response
+    is trained in this many rounds while the other player's weights (``mixtures``, the first
+    round's) are updated by regret matching against it; the member's metadata then holds the
+    resulting mixture (``restricted``). Two-player games."""
 
 
 SCRATCH = "scratch"
@@ -98,7 +106,8 @@ def targeted(oracle) -> bool:
 
 def _plain_mixtures(targets: list[Target]) -> list[np.ndarray] | None:
     if [t.player for t in targets] != list(range(len(targets))) or \
-            any(t.tag or t.joint is not None or t.start is not None for t in targets):
+            any(t.tag or t.joint is not None or t.start is not None or t.budget is not None
+                or t.rounds for t in targets):
         return None
     first = targets[0].mixtures
     if any(any(not np.array_equal(a, b) for a, b in zip(t.mixtures, first, strict=True))

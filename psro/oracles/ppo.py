@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from psro.backends import Task
@@ -22,6 +24,13 @@ def ppo_best_response(*args):
     return train_best_response(*args)
 
 
+def regret_matching_task(*args):
+    """A pure task: :func:`psro.anytime.regret_matching_best_response`."""
+    from psro.anytime import regret_matching_best_response
+
+    return regret_matching_best_response(*args)
+
+
 def joint_profiles(joint: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
     """The opponents' correlated profiles of a target's ``joint`` (summed over ``player``'s
     axis) as ``(profiles, probs)`` for :class:`psro.rollout.Rollouts`: one row per profile of
@@ -30,6 +39,10 @@ def joint_profiles(joint: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarr
     index = np.argwhere(opponents > 0)
     probs = opponents[tuple(index.T)]
     return index.astype(np.int64), probs / probs.sum()
+
+
+RESTRICTED = ("restricted", "restricted_value")
+"""Metadata of a regret-matching target's network that its member keeps (tabularised too)."""
 
 
 class PPOOracle(TargetedOracle):
@@ -44,11 +57,14 @@ class PPOOracle(TargetedOracle):
 
     name = "ppo"
 
-    def __init__(self, game, tree: SequenceFormGame | None, config: PPOConfig, run_seed: int):
+    def __init__(self, game, tree: SequenceFormGame | None, config: PPOConfig, run_seed: int,
+                 monte_carlo: dict | None = None):
         self.game = game
         self.tree = tree
         self.config = config
         self.run_seed = run_seed
+        self.monte_carlo = dict(monte_carlo or {})
+        """Options of the Monte Carlo estimates that regret-matching targets make."""
 
     @classmethod
     def build(cls, context: GameContext) -> PPOOracle:
@@ -57,7 +73,7 @@ class PPOOracle(TargetedOracle):
             raise ConfigError(f"the ppo oracle reads its options from the ppo table, not "
                               f"oracle_options; got {', '.join(context.config.oracle_options)}")
         return cls(context.play_game, context.tree, PPOConfig.from_dict(context.config.ppo),
-                   context.config.seed)
+                   context.config.seed, context.config.monte_carlo)
 
     def targeted_tasks(self, iteration: int, populations: list[list],
                        targets: list[Target]) -> list[Task]:
@@ -74,11 +90,17 @@ class PPOOracle(TargetedOracle):
             else:
                 previous = None if target.start == SCRATCH else network_of(target.start)
             keys = (self.run_seed, iteration, p) + ((target.tag,) if target.tag else ())
-            args = (self.game, p, actors, list(target.mixtures), self.config,
+            config = self.config if target.budget is None else \
+                dataclasses.replace(self.config, env_steps=target.budget)
+            args = (self.game, p, actors, list(target.mixtures), config,
                     derive_seed(*keys), previous, {"iteration": iteration})
             if target.joint is not None:
                 args += (joint_profiles(target.joint, p),)
-            tasks.append(Task(ppo_best_response, args))
+            if target.rounds:
+                tasks.append(Task(regret_matching_task,
+                                  args + (target.rounds, self.monte_carlo)))
+            else:
+                tasks.append(Task(ppo_best_response, args))
         return tasks
 
     def targeted_responses(self, iteration: int, targets: list[Target],
@@ -92,7 +114,8 @@ class PPOOracle(TargetedOracle):
             metadata = {"iteration": iteration, "oracle": self.name,
                         "env_steps": network.metadata.get("env_steps"),
                         "final_mean_return": last.get("mean_return"),
-                        **({"target": target.tag} if target.tag else {})}
+                        **({"target": target.tag} if target.tag else {}),
+                        **{k: network.metadata[k] for k in RESTRICTED if k in network.metadata}}
             if self.tree is None:
                 network.name = name
                 network.metadata.update(metadata)
