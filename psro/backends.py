@@ -71,8 +71,10 @@ class LocalBackend:
 class ProcessBackend:
     """Runs tasks on ``workers`` worker processes (default: the machine's CPU count).
 
-    Workers are started with the ``spawn`` method (safe with torch and OpenMP) the first time
-    more than one task is run; :meth:`close` stops them (the interpreter also does at exit).
+    Workers are started with the ``spawn`` method (safe with torch and OpenMP) by
+    :meth:`start` (a run calls it when it is built, so its first iteration's ``oracle_s`` is
+    training, not start-up) or else the first time more than one task is run; :meth:`close`
+    stops them (the interpreter also does at exit).
     Tasks must pickle; results come back in task order. An exception in a task is raised here,
     from :meth:`run`. A worker that dies (killed, out of memory) breaks the pool: the pool is
     started anew and the tasks without a result run again, up to ``RETRIES`` times (tasks are
@@ -89,6 +91,17 @@ class ProcessBackend:
     def where(self) -> str:
         """Where the tasks run, in words."""
         return f"backend processes: {self.workers} worker process(es) on this machine"
+
+    def start(self) -> None:
+        """Start the worker processes now and have each import the training code (torch,
+        OpenSpiel, the toolkit), so that the first tasks do not pay for it. Nothing with one
+        worker (tasks then run in this process)."""
+        if self.workers == 1 or self._pool is not None:
+            return
+        self._pool = ProcessPoolExecutor(self.workers,
+                                         mp_context=multiprocessing.get_context("spawn"))
+        for future in [self._pool.submit(_warm_up) for _ in range(self.workers)]:
+            future.result()
 
     def run(self, tasks: Sequence[Task]) -> list[Any]:
         """Run the tasks on the worker pool; a broken pool (a killed worker) is restarted and
@@ -124,6 +137,12 @@ class ProcessBackend:
 
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+def _warm_up() -> None:
+    """Import what training and sampled-evaluation tasks use (in a worker process)."""
+    import psro.evaluation.sampled  # noqa: F401
+    import psro.ppo  # noqa: F401
 
 
 def _call_pickled(blob: bytes) -> bytes:

@@ -48,7 +48,8 @@ def _exploitability_text(row: dict) -> str:
 
 def _progress(run, row) -> None:
     print(f"iter {row['iteration']:4d}  population {row['population_size']:4d}  "
-          f"exploitability {_exploitability_text(row)}  {row['wall_time_s']:8.2f}s",
+          f"exploitability {_exploitability_text(row)}  {row['wall_time_s']:8.2f}s  "
+          f"(oracle {row['oracle_s']:.2f}s, evaluation {row['evaluation_s']:.2f}s)",
           flush=True)
 
 

@@ -125,14 +125,15 @@ def behaviour(tree: SequenceFormGame, player: int, plan: np.ndarray,
               allowed: np.ndarray) -> np.ndarray:
     """Action probabilities (num_infosets, num_actions) of a realization plan (or any
     positive multiple of one); uniform over the allowed actions where the plan does not
-    reach."""
+    reach (its reach or its actions' mass at most 1e-12 of the root's)."""
     info = tree.players[player]
     seq_table, _ = tree._response_order(player)
     reach = plan[info.parent_seq][:, None]
     mass = np.where(seq_table >= 0, plan[np.maximum(seq_table, 0)], 0.0)
     total = mass.sum(axis=1, keepdims=True)
     uniform = allowed / allowed.sum(axis=1, keepdims=True)
-    ok = (reach > 1e-12 * max(float(plan[0]), 1e-300)) & (total > 0)
+    floor = 1e-12 * max(float(plan[0]), 1e-300)
+    ok = (reach > floor) & (total > floor)
     return np.where(ok, mass / np.where(total > 0, total, 1.0), uniform)
 
 

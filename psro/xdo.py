@@ -40,7 +40,7 @@ from psro.algorithms import Algorithm, dual_matrix, payoff_matrix
 from psro.errors import MetaSolverError
 from psro.oracles import Target, plain_targets
 from psro.policies import TabularPolicy
-from psro.restricted_cfr import solve_restricted
+from psro.restricted_cfr import behaviour, solve_restricted
 from psro.sequence_form import SequenceFormGame
 from psro.state import RunState
 
@@ -140,24 +140,7 @@ class XDOAlgorithm(Algorithm):
         if result.status != 0:
             raise MetaSolverError(f"xdo: the restricted-game LP of player {p} failed "
                                   f"({result.message}); the previous iteration is kept")
-        return self._behaviour(p, np.maximum(result.x[:s_p], 0.0), allowed[p])
-
-    def _behaviour(self, p: int, plan: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-        """Action probabilities from a realization plan (uniform over the allowed actions
-        where the plan does not reach)."""
-        info = self.tree.players[p]
-        probs = np.zeros((info.num_infosets, self.tree.num_actions))
-        for i in range(info.num_infosets):
-            reach = plan[info.parent_seq[i]]
-            if reach > 1e-12:
-                for action, seq in info.seq_of[i].items():
-                    probs[i, action] = plan[seq] / reach
-            total = probs[i].sum()
-            if total <= 1e-12:
-                probs[i] = allowed[i] / allowed[i].sum()
-            else:
-                probs[i] /= total
-        return probs
+        return behaviour(self.tree, p, np.maximum(result.x[:s_p], 0.0), allowed[p])
 
     def meta(self, state: RunState) -> list[np.ndarray]:
         """All the weight on each player's newest member, the restricted equilibrium."""

@@ -68,3 +68,13 @@ def test_a_killed_worker_is_replaced_and_its_task_run_again(tmp_path):
         assert backend.run(tasks) == [0, 2, 4, 6]
     finally:
         backend.close()
+
+
+def test_start_spawns_every_worker_before_the_first_task():
+    backend = ProcessBackend(workers=2)
+    try:
+        backend.start()
+        assert len(backend._pool._processes) == 2  # both started (and warmed up) already
+        assert backend.run([Task(abs, (-k,)) for k in range(3)]) == [0, 1, 2]
+    finally:
+        backend.close()

@@ -26,6 +26,7 @@ def test_run_resume_and_progress(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "backend local: tasks run in this process"  # where the work runs
     assert lines[1].startswith("iter    0  population    1  exploitability")
+    assert lines[2].endswith("s)") and "(oracle " in lines[2] and ", evaluation " in lines[2]
     assert main(["run", "--resume", "--out", str(out), "--iterations", "9",
                  "--backend", "processes", "--workers", "2"]) == 0
     text = capsys.readouterr().out
