@@ -113,6 +113,13 @@ def padded(mixture, size: int) -> np.ndarray:
     return out
 
 
+def _newest_response(state: RunState, player: int):
+    """The opponent's newest member trained with regret matching over ``player``'s members
+    (its metadata holds ``player``'s restricted mixture and value), or None."""
+    return next((m for m in reversed(state.populations[1 - player])
+                 if "restricted" in m.metadata), None)
+
+
 class RegretMatchingAnytime(Algorithm):
     """Anytime PSRO by regret matching against trained best responses (module docstring).
 
@@ -130,10 +137,10 @@ class RegretMatchingAnytime(Algorithm):
         """Each player's newest restricted distribution (uniform before the first)."""
         out = []
         for p, population in enumerate(state.populations):
-            newest = next((m.metadata["restricted"] for m in reversed(state.populations[1 - p])
-                           if "restricted" in m.metadata), None)
+            newest = _newest_response(state, p)
             size = len(population)
-            out.append(np.full(size, 1.0 / size) if newest is None else padded(newest, size))
+            out.append(np.full(size, 1.0 / size) if newest is None
+                       else padded(newest.metadata["restricted"], size))
         return out
 
     def targets(self, state: RunState) -> list[Target]:
@@ -145,8 +152,7 @@ class RegretMatchingAnytime(Algorithm):
         estimated value of its restricted mixture against the opponent's response."""
         out = {}
         for p in range(2):
-            newest = next((m for m in reversed(state.populations[1 - p])
-                           if "restricted_value" in m.metadata), None)
+            newest = _newest_response(state, p)
             out[f"restricted_value_p{p}"] = None if newest is None else \
                 newest.metadata["restricted_value"]
         return out

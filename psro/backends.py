@@ -92,14 +92,16 @@ class ProcessBackend:
         """Where the tasks run, in words."""
         return f"backend processes: {self.workers} worker process(es) on this machine"
 
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+
     def start(self) -> None:
         """Start the worker processes now and have each import the training code (torch,
         OpenSpiel, the toolkit), so that the first tasks do not pay for it. Nothing with one
         worker (tasks then run in this process)."""
         if self.workers == 1 or self._pool is not None:
             return
-        self._pool = ProcessPoolExecutor(self.workers,
-                                         mp_context=multiprocessing.get_context("spawn"))
+        self._pool = self._new_pool()
         for future in [self._pool.submit(_warm_up) for _ in range(self.workers)]:
             future.result()
 
@@ -113,8 +115,7 @@ class ProcessBackend:
         pending = list(range(len(tasks)))
         for _ in range(self.RETRIES + 1):
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    self.workers, mp_context=multiprocessing.get_context("spawn"))
+                self._pool = self._new_pool()
             futures = {i: self._pool.submit(_call_pickled, blobs[i]) for i in pending}
             broken = []
             for i, future in futures.items():
