@@ -11,7 +11,10 @@ or below 0.05 and 0.001 (``xdo`` stops by itself once its restricted game is com
 ``anytime:anytime_rounds=10``, regret matching against the PPO best responses) with the PPO
 oracle for S seconds each instead (processes backend, 2 workers) and prints their
 exploitability after 300, 600, 1200 and 1800 s and at the end (``--figure``: their curves
-against wall time).
+against wall time). ``--seeds 0,1,2,3,4`` runs each variant once per seed and adds each time's
+mean over seeds with a 95% interval, a Welch test between the variants and, with ``--out DIR``
+(each run written to ``DIR/VARIANT-seedS``, resumed if the script is stopped), a ``psro
+report`` of all runs in ``DIR/report``.
 
 Targets (issue 11): ``xdo`` at or below 0.001 within 20 iterations and sooner in wall time
 than ``psro``; ``anytime`` never increases and reaches 0.05 in fewer iterations than ``psro``.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 
@@ -30,9 +34,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from pathlib import Path  # noqa: E402
 
+import numpy as np  # noqa: E402
 from common import curves_figure  # noqa: E402
+from scipy import stats  # noqa: E402
 
 import psro  # noqa: E402
+from psro.report import write_report  # noqa: E402
 
 VARIANTS = ("psro", "anytime", "rectified", "xdo")
 
@@ -61,10 +68,17 @@ def progress(algorithm: str):
     return show
 
 
-def at_time(rows: list[dict], seconds: float) -> str:
-    """Exploitability of the last iteration finished within ``seconds`` of wall time."""
+def value_at(rows: list[dict], seconds: float) -> float:
+    """Exploitability of the last iteration finished within ``seconds`` of wall time (NaN
+    before the first)."""
     done = [r for r in rows if r["wall_time_s"] <= seconds]
-    return f"{done[-1]['exploitability']:.4f}" if done else "-"
+    return float(done[-1]["exploitability"]) if done else float("nan")
+
+
+def at_time(rows: list[dict], seconds: float) -> str:
+    """:func:`value_at` as text ("-" before the first iteration)."""
+    value = value_at(rows, seconds)
+    return "-" if np.isnan(value) else f"{value:.4f}"
 
 
 def variant_settings(text: str) -> dict:
@@ -78,30 +92,92 @@ def variant_settings(text: str) -> dict:
     return settings
 
 
-def ppo_comparison(game: str, seconds: float, variants: list[str],
-                   figure: Path | None = None) -> None:
+def ppo_comparison(game: str, seconds: float, variants: list[str], seeds: list[int],
+                   out: Path | None = None, figure: Path | None = None) -> None:
     """Each variant with the PPO oracle (default options, processes backend, 2 workers) for
-    the same wall time; exploitability is exact (networks tabularised). ``figure``: their
-    curves against wall time."""
-    print(f"{game}, PPO oracle, {seconds:.0f} s each, processes backend with 2 workers",
-          flush=True)
-    curves: dict[str, list[dict]] = {}
-    for algorithm in variants:
-        run = psro.PSRO(game, "ppo", "nash", **variant_settings(algorithm), backend="processes",
-                        workers=2, seed=0, callbacks=(progress(algorithm),))
-        rows = run.run(iterations=100_000, time_budget_s=seconds)
-        curves[algorithm] = rows
-        lowest = min(rows, key=lambda r: r["exploitability"])
-        marks = ", ".join(f"{t:g}: {first_below(rows, t)}" for t in (0.3, 0.1, 0.05))
-        times = ", ".join(f"{t} s: {at_time(rows, t)}" for t in (300, 600, 1200, 1800)
-                          if t <= seconds)
-        print(f"  {algorithm} after {rows[-1]['wall_time_s']:.0f} s: "
-              f"{rows[-1]['exploitability']:.4f} (iteration {rows[-1]['iteration']}, lowest "
-              f"{lowest['exploitability']:.4f} at iteration {lowest['iteration']}, stop "
-              f"{run.stop_reason}); first <= {marks}; at {times}", flush=True)
-    if figure:
-        curves_figure({f"{game}, PPO oracle, processes backend (2 workers)": curves}, figure,
+    the same wall time, once per seed (seeds interleaved, so a slower spell of the machine
+    falls on every variant); exploitability is exact (networks tabularised). ``out``: each run
+    in ``out/VARIANT-seedS`` (a finished run is read back, a killed one resumed) and, with
+    several seeds, a ``psro report`` of them in ``out/report``. ``figure``: the curves against
+    wall time (one seed) or, from the report, their means with 95% bands (several)."""
+    print(f"{game}, PPO oracle, {seconds:.0f} s each, processes backend with 2 workers, "
+          f"seeds {', '.join(map(str, seeds))}", flush=True)
+    curves: dict[str, dict[int, list[dict]]] = {v: {} for v in variants}
+    for seed in seeds:
+        for algorithm in variants:
+            directory = out / f"{algorithm.replace(':', '-')}-seed{seed}" if out else None
+            rows, stop = timed_run(game, algorithm, seed, seconds, directory)
+            curves[algorithm][seed] = rows
+            lowest = min(rows, key=lambda r: r["exploitability"])
+            marks = ", ".join(f"{t:g}: {first_below(rows, t)}" for t in (0.3, 0.1, 0.05))
+            times = ", ".join(f"{t} s: {at_time(rows, t)}" for t in TIMES if t <= seconds)
+            print(f"  {algorithm} seed {seed} after {rows[-1]['wall_time_s']:.0f} s: "
+                  f"{rows[-1]['exploitability']:.4f} (iteration {rows[-1]['iteration']}, "
+                  f"lowest {lowest['exploitability']:.4f} at iteration {lowest['iteration']}, "
+                  f"stop {stop}); first <= {marks}; at {times}", flush=True)
+    if len(seeds) > 1:
+        seed_table(curves, [t for t in TIMES if t <= seconds])
+    if out and len(seeds) > 1:
+        md, _ = write_report([p for p in sorted(out.iterdir()) if p.name != "report"],
+                             out / "report")
+        print(f"report: {md}", flush=True)
+        if figure:  # the report's curves: mean over seeds with 95% bands
+            shutil.copyfile(out / "report" / "exploitability_wall_time_s.png", figure)
+    elif figure:
+        curves_figure({f"{game}, PPO oracle, processes backend (2 workers)":
+                       {v: c[seeds[0]] for v, c in curves.items()}}, figure,
                       x_key="wall_time_s", xlabel="wall time (s)")
+
+
+TIMES = (300, 600, 1200, 1800)
+"""Wall times (s) at which the PPO comparison reads each run's exploitability."""
+
+
+def timed_run(game: str, algorithm: str, seed: int, seconds: float,
+              directory: Path | None) -> tuple[list[dict], str]:
+    """One variant for ``seconds`` of run time (in ``directory`` if given: resumed when it
+    holds the run already); its metrics rows and stop reason."""
+    callbacks = (progress(f"{algorithm} seed {seed}"),)
+    if directory is not None and (directory / "config.json").exists():
+        run = psro.PSRO.resume(directory, callbacks=callbacks)
+    else:
+        run = psro.PSRO(game, "ppo", "nash", **variant_settings(algorithm),
+                        backend="processes", workers=2, seed=seed, out=directory,
+                        callbacks=callbacks)
+    rows = run.run(iterations=100_000, time_budget_s=seconds)
+    return rows, run.stop_reason
+
+
+def window_mean(rows: list[dict], seconds: float, width: float = 100.0) -> float:
+    """Mean exploitability of the iterations finished in ``(seconds - width, seconds]``."""
+    values = [r["exploitability"] for r in rows if seconds - width < r["wall_time_s"] <= seconds]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def seed_table(curves: dict[str, dict[int, list[dict]]], times: list[int]) -> None:
+    """Per variant and time: the mean over seeds of the exploitability at that time (the
+    last iteration finished by then) and of the mean over the 100 s before it, with 95%
+    Student-t half-widths; then each variant against the first (Welch's t-test)."""
+    values: dict[tuple[str, int, str], np.ndarray] = {}
+    for variant, runs in curves.items():
+        for t in times:
+            values[variant, t, "at"] = np.array([value_at(rows, t) for rows in runs.values()])
+            values[variant, t, "window"] = np.array([window_mean(rows, t) for rows in
+                                                     runs.values()])
+    print("mean over seeds +- 95% half-width (Student t); 'window': mean of the iterations "
+          "finished in the 100 s before", flush=True)
+    for (variant, t, kind), v in values.items():
+        half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+        print(f"  {variant:12s} {t:5d} s {kind:6s} {v.mean():.4f} +- {half:.4f}  "
+              f"(seeds: {', '.join(f'{x:.3f}' for x in v)})", flush=True)
+    first = next(iter(curves))
+    for variant in list(curves)[1:]:
+        for t in times:
+            for kind in ("at", "window"):
+                a, b = values[first, t, kind], values[variant, t, kind]
+                test = stats.ttest_ind(a, b, equal_var=False)
+                print(f"  {first} - {variant} at {t} s ({kind}): {a.mean() - b.mean():+.4f}, "
+                      f"Welch p = {test.pvalue:.2f}", flush=True)
 
 
 def main() -> None:
@@ -113,13 +189,21 @@ def main() -> None:
                         help="seconds of the run that looks for exploitability <= 0.05")
     parser.add_argument("--ppo-seconds", type=float,
                         help="instead: psro and xdo with the PPO oracle for this many seconds")
+    parser.add_argument("--seeds", default="0",
+                        help="--ppo-seconds: comma-separated seeds, each variant once per seed")
+    parser.add_argument("--out", type=Path,
+                        help="--ppo-seconds: write each run to OUT/VARIANT-seedS (resumable)")
     parser.add_argument("--ppo-variants", default="xdo,psro",
                         help="the variants of --ppo-seconds (xdo, psro, pipeline, ...; "
                              "NAME:KEY=VALUE sets RunConfig fields, e.g. "
                              "anytime:anytime_rounds=10)")
     args = parser.parse_args()
     if args.ppo_seconds:
-        ppo_comparison(args.game, args.ppo_seconds, args.ppo_variants.split(","), args.figure)
+        seeds = [int(seed) for seed in args.seeds.split(",")]
+        if len(seeds) > 1 and args.figure and not args.out:
+            parser.error("--figure with several --seeds draws the report's curves: add --out")
+        ppo_comparison(args.game, args.ppo_seconds, args.ppo_variants.split(","), seeds,
+                       args.out, args.figure)
         return
     print(f"{args.game}, exact oracle, nash meta-solver", flush=True)
     print(f"{'variant':10s} {'it 5':>9s} {'it 10':>9s} {'it 20':>9s} {'last':>9s} "
