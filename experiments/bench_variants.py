@@ -39,6 +39,7 @@ from common import curves_figure  # noqa: E402
 from scipy import stats  # noqa: E402
 
 import psro  # noqa: E402
+from psro.groups import interval  # noqa: E402
 from psro.report import write_report  # noqa: E402
 
 VARIANTS = ("psro", "anytime", "rectified", "xdo")
@@ -167,8 +168,9 @@ def seed_table(curves: dict[str, dict[int, list[dict]]], times: list[int]) -> No
     print("mean over seeds +- 95% half-width (Student t); 'window': mean of the iterations "
           "finished in the 100 s before", flush=True)
     for (variant, t, kind), v in values.items():
-        half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-        print(f"  {variant:12s} {t:5d} s {kind:6s} {v.mean():.4f} +- {half:.4f}  "
+        curve = interval(np.zeros(1), v[:, None])
+        print(f"  {variant:12s} {t:5d} s {kind:6s} {curve.mean[0]:.4f} +- "
+              f"{curve.high[0] - curve.mean[0]:.4f}  "
               f"(seeds: {', '.join(f'{x:.3f}' for x in v)})", flush=True)
     first = next(iter(curves))
     for variant in list(curves)[1:]:

@@ -131,10 +131,12 @@ def aggregate(group: RunGroup, x_key: str, y_key: str = "exploitability") -> Cur
     else:
         grid = np.array([end])
     values = np.stack([y[np.searchsorted(x, grid, side="right") - 1] for x, y in series])
-    return _interval(grid, values)
+    return interval(grid, values)
 
 
-def _interval(grid: np.ndarray, values: np.ndarray) -> Curve:
+def interval(grid: np.ndarray, values: np.ndarray) -> Curve:
+    """The mean over runs of ``values`` (shape ``(runs, len(grid))``) at each point of
+    ``grid``, with its 95% Student-t interval (NaN with one run)."""
     n = values.shape[0]
     mean = values.mean(axis=0)
     if n < 2:
@@ -159,7 +161,7 @@ def final_table(groups: list[RunGroup]) -> list[dict]:
             values = np.array([r.get(key) for r in last if r.get(key) is not None], float)
             if key == "env_steps" and not values.any():
                 values = values[:0]  # exact oracles step no environment: not applicable
-            curve = _interval(np.zeros(1), values[:, None]) if len(values) else None
+            curve = interval(np.zeros(1), values[:, None]) if len(values) else None
             row[key] = float(curve.mean[0]) if curve else math.nan
             row[f"{key}_half_width"] = float(curve.high[0] - curve.mean[0]) if curve \
                 else math.nan
