@@ -48,7 +48,7 @@ VARIANTS = ("psro", "anytime", "rectified", "xdo")
 def run(game: str, algorithm: str, iterations: int,
         budget: float | None = None) -> tuple[list[dict], float]:
     start = time.perf_counter()
-    rows = psro.PSRO(game, "exact", "nash", algorithm=algorithm).run(
+    rows = psro.PSRO(game, "exact", algorithm=algorithm).run(
         iterations=iterations, time_budget_s=budget)
     return rows, time.perf_counter() - start
 
@@ -142,7 +142,7 @@ def timed_run(game: str, algorithm: str, seed: int, seconds: float,
     if directory is not None and (directory / "config.json").exists():
         run = psro.PSRO.resume(directory, callbacks=callbacks)
     else:
-        run = psro.PSRO(game, "ppo", "nash", **variant_settings(algorithm),
+        run = psro.PSRO(game, "ppo", **variant_settings(algorithm),
                         backend="processes", workers=2, seed=seed, out=directory,
                         callbacks=callbacks)
     rows = run.run(iterations=100_000, time_budget_s=seconds)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import os
 import re
+import select
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 import pyspiel
 
 from games.catalog import CATALOG, CatalogEntry
+from games.probe import size_problem, spiel_message
 from solvers.errors import ToolkitError
 
 
@@ -91,11 +95,6 @@ def _from_payoffs(spec: str, arrays: list[np.ndarray]) -> pyspiel.Game:
     return pyspiel.create_tensor_game([np.asarray(a, float) for a in arrays])
 
 
-def _one_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return text[-1] if text else type(err).__name__
-
-
 def _load_failure(spec: str, err: Exception) -> str:
     """Why OpenSpiel refused ``spec``, in one line. A game read from a file (a ``filename``
     parameter) names the file and never quotes it: parsers echo the offending line."""
@@ -107,7 +106,7 @@ def _load_failure(spec: str, err: Exception) -> str:
         if not os.path.isfile(filename):
             return f"its file {filename} does not exist"
         return f"its file {filename} is not in the format the game reads"
-    return _one_line(err)
+    return spiel_message(err)
 
 
 @contextlib.contextmanager
@@ -155,7 +154,7 @@ def _check_parameters(name: str, spec: str) -> None:
     try:
         given = pyspiel.game_parameters_from_string(spec)
     except Exception as err:
-        raise GameError(f"cannot parse game {spec!r}: {_one_line(err)}") from None
+        raise GameError(f"cannot parse game {spec!r}: {spiel_message(err)}") from None
     defaults = next((g.parameter_specification for g in pyspiel.registered_games()
                      if g.short_name == name), {})
     for key, value in given.items():
@@ -167,52 +166,86 @@ def _check_parameters(name: str, spec: str) -> None:
                             f"is {default}); got {value}")
 
 
-_PROBE = """
-import sys, random
-import pyspiel
-try:
-    game = pyspiel.load_game(sys.argv[1])
-    for _ in range(3):  # a few random playouts: some parameters only fail during play
-        state, steps = game.new_initial_state(), 0
-        while not state.is_terminal() and steps < 500:
-            if game.get_type().provides_observation_tensor:
-                state.observation_tensor(0)
-            if state.is_chance_node():
-                actions = [a for a, p in state.chance_outcomes() if p > 0]
-            elif state.is_simultaneous_node():
-                state.apply_actions([random.choice(state.legal_actions(p)) or 0
-                                     for p in range(game.num_players())])
-                steps += 1
-                continue
-            else:
-                actions = state.legal_actions()
-            if not actions:
+_PROBE = ("import sys; sys.path.insert(0, sys.argv[1]); from games.probe import serve; "
+          "serve()")
+PROBE_TIMEOUT_S = 60
+"""Longest a probe child may spend on one game string before the game is refused."""
+_probed: dict[str, str | None] = {}
+"""Each probed spec's problem (None: fine), kept for the process."""
+
+
+def check_specs(specs: list[str]) -> dict[str, str | None]:
+    """Check game strings the way :func:`load` does before loading them, many in one child
+    process (:mod:`games.probe`: sizes against the toolkit's limits, then a few seeded random
+    episodes): per spec, why it cannot be used in one line, or None. A spec that crashes the
+    child (OpenSpiel aborts on some parameter values instead of raising) or runs past
+    ``PROBE_TIMEOUT_S`` is named as such and the rest are checked in a new child. A spec that
+    OpenSpiel does not load at all gives None here (:func:`load` reports OpenSpiel's reason).
+    Results are kept for the process."""
+    pending = [spec for spec in dict.fromkeys(specs) if spec not in _probed]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while pending:
+        pending = pending[_probe_batch(root, pending):]
+    return {spec: _probed[spec] for spec in specs}
+
+
+def _probe_batch(root: str, specs: list[str]) -> int:
+    """Probe ``specs`` in order in one child; returns how many got a result (the first
+    without one crashed the child or ran past ``PROBE_TIMEOUT_S``, and is given its problem
+    here)."""
+    child = subprocess.Popen([sys.executable, "-c", _PROBE, root], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    feed = "".join(json.dumps(spec) + "\n" for spec in specs).encode()
+    writer = threading.Thread(target=_feed, args=(child.stdin, feed), daemon=True)
+    writer.start()
+    answered, pending, timed_out = 0, b"", False
+    fd = child.stdout.fileno()
+    try:
+        while answered < len(specs):
+            ready, _, _ = select.select([fd], [], [], PROBE_TIMEOUT_S)
+            if not ready:
+                timed_out = True
                 break
-            state.apply_action(random.choice(actions))
-            steps += 1
-except Exception:
-    pass  # an ordinary error: the caller loads it again and reports it
-"""
-_probed: dict[str, None] = {}
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break  # the child ended: it crashed on specs[answered]
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                try:
+                    reply = json.loads(line)
+                    _probed[reply["spec"]] = reply["problem"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                answered += 1
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    if answered >= len(specs):
+        return answered
+    if timed_out:
+        _probed[specs[answered]] = f"it did not load and play within {PROBE_TIMEOUT_S} s"
+    else:
+        code = child.returncode
+        how = f"signal {-code}" if code < 0 else f"exit status {code}"
+        _probed[specs[answered]] = f"it crashes OpenSpiel ({how}); check its parameters' ranges"
+    return answered + 1
+
+
+def _feed(stdin, data: bytes) -> None:
+    try:
+        stdin.write(data)
+        stdin.close()
+    except OSError:  # the child ended early (a crash): the reader reports it
+        pass
 
 
 def _probe(spec: str) -> None:
-    """Load ``spec`` and play a little in a child process first: a crash there (OpenSpiel
-    aborts on some parameter values instead of raising) becomes a :class:`GameError` here
-    instead of killing this process. Each spec is probed once per process."""
-    if spec in _probed:
-        return
-    try:
-        result = subprocess.run([sys.executable, "-c", _PROBE, spec], capture_output=True,
-                                timeout=120)
-    except subprocess.TimeoutExpired:
-        raise GameError(f"game {spec!r} did not load or play within 120 s") from None
-    if result.returncode != 0:
-        how = f"signal {-result.returncode}" if result.returncode < 0 else \
-            f"exit status {result.returncode}"
-        raise GameError(f"game {spec!r} crashes OpenSpiel ({how}); check its parameters' "
-                        f"ranges")
-    _probed[spec] = None
+    """:func:`check_specs` for one spec: its problem as a :class:`GameError`."""
+    problem = check_specs([spec])[spec]
+    if problem:
+        raise GameError(f"game {spec!r} cannot be used: {problem}")
 
 
 def catalog_names() -> list[str]:
@@ -270,7 +303,10 @@ def load(spec: str) -> Game:
         with _quiet_stderr():
             game.new_initial_state()
     except Exception as err:
-        raise GameError(f"game {spec!r} loads but cannot start: {_one_line(err)}") from None
+        raise GameError(f"game {spec!r} loads but cannot start: {spiel_message(err)}") from None
+    too_large = size_problem(game)
+    if too_large:
+        raise GameError(f"game {spec!r} cannot be used: {too_large}")
     kind = game.get_type()
     utility = kind.utility
     zero_sum = utility in (pyspiel.GameType.Utility.ZERO_SUM,

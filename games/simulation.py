@@ -15,13 +15,18 @@ import numpy as np
 import pyspiel
 
 from games.loading import GameError
+from games.probe import failure
 
 TERMINAL = pyspiel.PlayerId.TERMINAL
 
 
 def sample_chance(state: pyspiel.State, u: float) -> int:
-    """The chance outcome at cumulative probability ``u`` in [0, 1)."""
+    """The chance outcome at cumulative probability ``u`` in [0, 1); :class:`GameError` for a
+    chance node without outcomes."""
     outcomes = state.chance_outcomes()
+    if not outcomes:
+        raise GameError(f"game {state.get_game()}: a chance node has no outcome (after actions "
+                        f"{state.history()})")
     total = 0.0
     for action, prob in outcomes:
         total += prob
@@ -57,13 +62,21 @@ def turn_based(game: pyspiel.Game) -> pyspiel.Game:
     return game
 
 
+def _failure(game: pyspiel.Game, err: Exception, during: str) -> GameError:
+    if isinstance(err, GameError):
+        return err
+    return GameError(f"game {game}: the game failed while {during}: {failure(err)}")
+
+
 class VectorGame:
     """``num_envs`` copies of a game advanced in lockstep by batches of actions.
 
     ``current_players()`` gives each state's player to move (``-4``, pyspiel's terminal id,
     for finished ones); :meth:`tensors` returns observations and legal-action masks of a set of
     states for one player; :meth:`step` applies one action per listed state; :meth:`reset`
-    starts new episodes. All randomness (chance outcomes) comes from ``seed``.
+    starts new episodes. All randomness (chance outcomes) comes from ``seed``. An error of
+    OpenSpiel's during play, or a state that is not terminal but has no legal action, is a
+    :class:`GameError` naming the game.
     """
 
     def __init__(self, game: pyspiel.Game, num_envs: int, seed: int = 0):
@@ -76,9 +89,8 @@ class VectorGame:
         self.num_actions = self.game.num_distinct_actions()
         self.num_players = self.game.num_players()
         self.rng = np.random.default_rng(seed)
-        self.states = [self.game.new_initial_state() for _ in range(num_envs)]
-        for i in range(num_envs):
-            self._resolve_chance(i)
+        self.states = [None] * num_envs
+        self.reset(np.arange(num_envs))
 
     @property
     def num_envs(self) -> int:
@@ -92,7 +104,15 @@ class VectorGame:
 
     def current_players(self) -> np.ndarray:
         """The player to move in each game (``-4``, pyspiel's terminal id, where finished)."""
-        return np.array([s.current_player() for s in self.states], dtype=np.int64)
+        players = np.array([s.current_player() for s in self.states], dtype=np.int64)
+        wrong = np.flatnonzero((players >= self.num_players) | ((players < 0)
+                                                                & (players != TERMINAL)))
+        if wrong.size:
+            state = self.states[int(wrong[0])]
+            raise GameError(f"game {self.game}: the player to move is "
+                            f"{int(players[wrong[0]])}, not a player of this "
+                            f"{self.num_players}-player game (after actions {state.history()})")
+        return players
 
     def tensors(self, idx: np.ndarray, player: int, observations: bool = True
                 ) -> tuple[np.ndarray | None, np.ndarray]:
@@ -101,31 +121,53 @@ class VectorGame:
         actors that look states up instead of observing them."""
         states = [self.states[i] for i in idx]
         obs = None
-        if observations:
-            obs = np.array([getattr(s, self._tensor)(player) for s in states],
-                           dtype=np.float32).reshape(len(states), self.obs_size)
-        legal = [s.legal_actions(player) for s in states]
+        try:
+            if observations:
+                obs = np.array([getattr(s, self._tensor)(player) for s in states],
+                               dtype=np.float32).reshape(len(states), self.obs_size)
+            legal = [s.legal_actions(player) for s in states]
+        except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own
+            raise _failure(self.game, err, "reading states") from None
+        empty = next((k for k, actions in enumerate(legal) if not actions
+                      and states[k].current_player() == player), None)
+        if empty is not None:  # the player to move has no move: the game cannot go on
+            raise GameError(f"game {self.game}: player {player} has no legal action at a state "
+                            f"that is not terminal (after actions {states[empty].history()}); "
+                            f"such games cannot be played")
+        ids = np.fromiter(itertools.chain.from_iterable(legal), dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_actions):
+            bad = int(ids[(ids < 0) | (ids >= self.num_actions)][0])
+            raise GameError(f"game {self.game}: legal action {bad} of player {player} is not "
+                            f"one of the game's {self.num_actions} distinct actions")
         mask = np.zeros((len(states), self.num_actions), dtype=bool)
         rows = np.repeat(np.arange(len(states)), [len(actions) for actions in legal])
-        mask[rows, np.fromiter(itertools.chain.from_iterable(legal), dtype=np.int64,
-                               count=len(rows))] = True
+        mask[rows, ids] = True
         return obs, mask
 
     def step(self, idx: np.ndarray, actions: np.ndarray) -> None:
         """Apply ``actions[k]`` in game ``idx[k]`` (chance outcomes after it are sampled)."""
-        for i, a in zip(idx, actions, strict=True):
-            self.states[i].apply_action(int(a))
-            self._resolve_chance(int(i))
+        try:
+            for i, a in zip(idx, actions, strict=True):
+                self.states[i].apply_action(int(a))
+                self._resolve_chance(int(i))
+        except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own
+            raise _failure(self.game, err, "playing") from None
 
     def returns(self, idx: np.ndarray) -> np.ndarray:
         """Returns (len(idx), num_players) of finished states."""
-        return np.array([self.states[i].returns() for i in idx], dtype=np.float64)
+        try:
+            return np.array([self.states[i].returns() for i in idx], dtype=np.float64)
+        except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own
+            raise _failure(self.game, err, "reading returns") from None
 
     def reset(self, idx: np.ndarray) -> None:
         """Start new episodes in the games ``idx``."""
-        for i in idx:
-            self.states[i] = self.game.new_initial_state()
-            self._resolve_chance(int(i))
+        try:
+            for i in idx:
+                self.states[i] = self.game.new_initial_state()
+                self._resolve_chance(int(i))
+        except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own
+            raise _failure(self.game, err, "starting an episode") from None
 
 
 def random_playout_rate(game: pyspiel.Game, seconds: float = 2.0, seed: int = 0) -> float:

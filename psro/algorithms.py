@@ -43,6 +43,7 @@ Built in:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -262,16 +263,55 @@ def _pipeline(context: GameContext, meta_solver: Callable):
                              ppo.env_steps)
 
 
-ALGORITHMS: dict[str, Callable] = {"psro": _psro, "anytime": _anytime,
-                                   "rectified": _rectified, "xdo": _xdo, "jpsro": _jpsro,
-                                   "pipeline": _pipeline}
-"""Factories ``f(context, meta_solver) -> algorithm`` by name."""
+@dataclass(frozen=True)
+class AlgorithmEntry:
+    """A registered algorithm: ``factory(context, meta_solver) -> algorithm``, and what it
+    reads of the run's settings, so that a setting it ignores is refused rather than silently
+    dropped (:func:`psro.parts.build_parts`).
+
+    ``meta_solver``: the kind of meta-solver it calls, ``"mixtures"`` (``solvers.get``: one
+    mixture per player), ``"joint"`` (``solvers.get_joint``) or None (it reads no meta-solver,
+    and ``meta_solver``/``meta_solver_options`` are refused); ``default_meta_solver`` the one
+    used when none is given. ``settings``: the RunConfig fields of its own it reads
+    (``pipeline_width``, ``anytime_rounds``); ``why``: what it does instead of reading a
+    meta-solver, for the refusal."""
+
+    factory: Callable
+    meta_solver: str | None = "mixtures"
+    default_meta_solver: str | None = "nash"
+    settings: tuple[str, ...] = ()
+    why: str = ""
 
 
-def build(context: GameContext, meta_solver: Callable):
-    """The run's algorithm (``context.config.algorithm``); :class:`ConfigError` for an
-    unknown name or a game or setting it cannot handle, before any work."""
-    name = context.config.algorithm
+ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds")
+"""RunConfig fields that only some algorithms read (each declares which, in ``settings``)."""
+
+ALGORITHMS: dict[str, AlgorithmEntry] = {
+    "psro": AlgorithmEntry(_psro),
+    "anytime": AlgorithmEntry(_anytime, settings=("anytime_rounds",)),
+    "rectified": AlgorithmEntry(_rectified),
+    "xdo": AlgorithmEntry(_xdo, meta_solver=None, default_meta_solver=None,
+                          why="it puts all the meta-weight on its restricted game's "
+                              "equilibrium"),
+    "jpsro": AlgorithmEntry(_jpsro, meta_solver="joint", default_meta_solver="cce"),
+    "pipeline": AlgorithmEntry(_pipeline, settings=("pipeline_width",)),
+}
+"""The algorithms by name."""
+
+
+def get(name: str) -> AlgorithmEntry:
+    """The registry entry of algorithm ``name``; :class:`ConfigError` listing the names."""
     if name not in ALGORITHMS:
         raise ConfigError(f"unknown algorithm {name!r}; accepted: {', '.join(ALGORITHMS)}")
-    return ALGORITHMS[name](context, meta_solver)
+    return ALGORITHMS[name]
+
+
+def names() -> tuple[str, ...]:
+    """Every registered algorithm name."""
+    return tuple(ALGORITHMS)
+
+
+def build(context: GameContext, meta_solver: Callable | None):
+    """The run's algorithm (``context.config.algorithm``); :class:`ConfigError` for an
+    unknown name or a game or setting it cannot handle, before any work."""
+    return get(context.config.algorithm).factory(context, meta_solver)

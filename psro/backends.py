@@ -19,6 +19,8 @@ it once).
 import multiprocessing
 import os
 import pickle
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -93,7 +95,8 @@ class ProcessBackend:
         return f"backend processes: {self.workers} worker process(es) on this machine"
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_end_with_parent, initargs=(os.getpid(),))
 
     def start(self) -> None:
         """Start the worker processes now and have each import the training code (torch,
@@ -140,6 +143,30 @@ class ProcessBackend:
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
+def _end_with_parent(parent: int) -> None:
+    """In a worker process: end when the driver ends, however it ends (killed included), so
+    no worker outlives its run. Linux is asked to kill the worker with its parent; elsewhere
+    (and as a fallback) a thread watches the parent's pid."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent ended before this worker was ready
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="end-with-driver").start()
+
+
 def _warm_up() -> None:
     """Import what training and sampled-evaluation tasks use (in a worker process)."""
     import psro.evaluation.sampled  # noqa: F401
@@ -162,6 +189,16 @@ def _ray_backend(workers: int | None = None, address: str | None = None) -> Back
     from psro.ray_backend import RayBackend
 
     return RayBackend(workers, address)
+
+
+MAX_CLUSTER_WORKERS = 4096
+"""Most workers of a backend that joins a Ray cluster."""
+
+
+def local_worker_limit() -> int:
+    """Most workers of a backend on this machine: four per CPU (tasks are CPU-bound, and each
+    worker process costs a few hundred MB)."""
+    return 4 * (os.cpu_count() or 1)
 
 
 BackendFactory = Callable[..., Backend]
@@ -195,5 +232,13 @@ def make_backend(name: str, workers: int | None = None, address: str | None = No
                                 or workers < 1):
         raise ConfigError(f"workers must be a positive integer (or unset: one per CPU); got "
                           f"{workers!r}")
+    local = name in ("local", "processes") or (name == "ray" and address is None)
+    limit = local_worker_limit() if local else MAX_CLUSTER_WORKERS
+    if workers is not None and workers > limit:
+        where = f"this machine has {os.cpu_count() or 1} CPU(s)" if local else \
+            "a Ray cluster"
+        raise ConfigError(f"workers must be at most {limit:,} for backend {name!r} ({where}; "
+                          f"each worker process holds its own copy of the game and networks); "
+                          f"got {workers:,}")
     return _BACKENDS[name](workers, address) if address is not None else \
         _BACKENDS[name](workers)

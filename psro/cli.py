@@ -118,6 +118,9 @@ def cmd_run(args) -> int:
         if not args.out.strip():
             raise CliError("--out needs a directory name (it was empty)")
         run = PSRO(config=config, out=args.out, callbacks=callbacks, overwrite=args.overwrite)
+        if run.writer.removed:
+            print(f"--overwrite removed the earlier run in {args.out}: "
+                  f"{', '.join(run.writer.removed)}", flush=True)
         _print_where(run, args.quiet)
         run.run()
     last = run.metrics[-1]
@@ -240,14 +243,35 @@ _HINTS = {"GameTooLargeError": "; use --oracle ppo (sampled payoffs and approxim
           "GameError": " (`psro games` lists the games)"}
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the command like Ctrl-C, so that its ``finally``
+    blocks stop the worker processes and release the run directory."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``psro`` command; returns the exit status. The toolkit's own errors
     (``ToolkitError``) and command-line errors print one line and exit with status 2; anything
-    else is a bug and shows its traceback."""
+    else is a bug and shows its traceback. Ctrl-C (130), SIGTERM (143) and SIGHUP (129) stop
+    the command with the last saved iteration kept and its workers stopped."""
+    import signal
+
     from solvers import ToolkitError
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    handled = (signal.SIGTERM, signal.SIGHUP)
+    try:
+        previous = {sig: signal.signal(sig, _terminate) for sig in handled}
+    except ValueError:  # not the main thread: leave signals to the caller
+        previous = {}
     try:
         if args.command == "run":
             _check_positive("--iterations", args.iterations)
@@ -259,6 +283,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"psro {args.command}: interrupted; the last checkpoint is kept", file=sys.stderr)
         return 130
+    except Terminated as stop:
+        name = signal.Signals(stop.signum).name
+        print(f"psro {args.command}: stopped by {name}; the last checkpoint is kept",
+              file=sys.stderr)
+        return 128 + stop.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from psro.cli import CliError, _options
+from psro.text_files import read_text
 
 
 def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
@@ -16,9 +17,18 @@ def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
     suffix = file.suffix.lower()
     try:
         if suffix == ".csv":
-            rows = [line for line in file.read_text().splitlines() if line.strip()]
+            try:
+                text = read_text(file)
+            except ValueError as err:
+                raise CliError(f"payoff file {path} cannot be read: {err}") from None
+            rows = [line for line in text.splitlines() if line.strip()]
             cells = [[c.strip() for c in line.split(",")] for line in rows]
             widths = {len(r) for r in cells}
+            if len(cells) > MAX_STRATEGIES or max(widths, default=0) > MAX_STRATEGIES:
+                raise CliError(f"{path}: a {len(cells):,} x {max(widths):,} matrix is larger "
+                               f"than psro solve takes (at most {MAX_STRATEGIES:,} strategies "
+                               f"per player); solve it from Python with solvers.get(name)"
+                               f"(payoffs), which has no limit")
             if len(widths) > 1:
                 raise CliError(f"{path}: rows have different numbers of columns "
                                f"({sorted(widths)}); a payoff matrix must be rectangular")
@@ -32,13 +42,26 @@ def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
             with np.load(file, allow_pickle=False) as data:
                 if not data.files:
                     raise CliError(f"{path}: the .npz holds no arrays")
-                return [data[k] for k in data.files]
+                arrays = [data[k] for k in data.files]
+            if len(arrays) == 1:
+                return arrays[0]  # one array: a zero-sum matrix, as a .npy
+            wrong = next((a for a in arrays if a.ndim != len(arrays)), None)
+            if wrong is not None:
+                raise CliError(f"{path}: the .npz holds {len(arrays)} arrays, so each must have "
+                               f"{len(arrays)} axes (one per player); one has shape "
+                               f"{wrong.shape}")
+            return arrays
     except CliError:
         raise
     except Exception as err:
         raise CliError(f"{path}: cannot read payoffs ({type(err).__name__}: {err})") from None
     raise CliError(f"{path}: unsupported payoff file type {suffix!r}; accepted: .csv, .npy "
                    f"(a zero-sum matrix) or .npz (one array per player)")
+
+
+MAX_STRATEGIES = 2_000
+"""Most strategies per player ``psro solve`` takes (the LP of a dense 2,000 x 2,000 zero-sum
+game takes about a minute on two cores; larger ones grow as the cube)."""
 
 
 def cmd_solve(args) -> int:
@@ -48,11 +71,17 @@ def cmd_solve(args) -> int:
     payoffs = _read_payoff_file(args.file)
     options = _options(args.option, "--option") or {}
     game = solvers.as_payoffs(payoffs)
+    if max(game[0].shape) > MAX_STRATEGIES:
+        shape = " x ".join(f"{n:,}" for n in game[0].shape)
+        raise CliError(f"{args.file}: a {shape} game is larger than psro solve takes (at most "
+                       f"{MAX_STRATEGIES:,} strategies per player); solve it from Python with "
+                       f"solvers.get({args.solver!r})(payoffs), which has no limit")
     solver = solvers.get(args.solver, **options)
     mixtures = solver(game)
-    np.set_printoptions(precision=6, suppress=True)
-    for p, mix in enumerate(mixtures):
-        print(f"player {p} mixture: {np.array2string(mix, separator=', ')}")
+    for p, mix in enumerate(mixtures):  # in full, however many strategies
+        text = np.array2string(mix, separator=", ", precision=6, suppress_small=True,
+                               threshold=mix.size + 1, max_line_width=100)
+        print(f"player {p} mixture: {text}")
     values = solvers.expected_payoffs(game, mixtures)
     print("values: " + ", ".join(f"player {p} {v:.9g}" for p, v in enumerate(values)))
     print(f"NashConv: {solvers.nash_conv(game, mixtures):.3g}")

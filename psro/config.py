@@ -6,18 +6,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import solvers
 from psro.errors import ConfigError
 from psro.ppo_config import PPOConfig
+from psro.text_files import read_toml
 
 OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo")
 """Fields that are tables of options: an override merges into them key by key."""
 
 MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch")
+MAX_PIPELINE_WIDTH = 64
+"""Most active learners per player of the "pipeline" algorithm (each is a PPO run)."""
+MAX_SEED = 2**63 - 1
+"""Largest run seed (seeds are 64-bit)."""
 
 
 @dataclass
@@ -42,8 +46,8 @@ class RunConfig:
     """Options of a registered oracle, checked by its factory ("exact" takes none; "ppo" reads
     the `ppo` table)."""
     meta_solver: str | None = None
-    """Meta-solver name from `solvers.names()`; default "cce" for the "jpsro" algorithm and
-    "nash" for the others (set when the config is validated)."""
+    """Meta-solver name from `solvers.names()`; None takes the algorithm's default ("cce" for
+    "jpsro", "nash" for the others; "xdo" reads none). Set when the run's parts are built."""
     meta_solver_options: dict = field(default_factory=dict)
     """Options for the meta-solver, checked by `solvers.get`."""
     iterations: int = 20
@@ -75,8 +79,9 @@ class RunConfig:
     """Also write every numeric metric as a TensorBoard scalar under DIR/tensorboard."""
 
     def validate(self) -> RunConfig:
-        """Check every field; :class:`ConfigError` names the first bad one. Sets the default
-        meta-solver of the algorithm when none was given. Returns self."""
+        """Check every field on its own; :class:`ConfigError` names the first bad one. What
+        depends on the parts (the algorithm's default meta-solver and its options, settings
+        that no part reads) is checked by :func:`psro.parts.build_parts`. Returns self."""
         if not isinstance(self.game, str) or not self.game.strip():
             raise ConfigError(f"game must be a non-empty game string; got {self.game!r}")
         if not isinstance(self.algorithm, str) or not self.algorithm:
@@ -87,20 +92,15 @@ class RunConfig:
             if not isinstance(getattr(self, name), dict):
                 raise ConfigError(f"{name} must be a table of option = value; got "
                                   f"{getattr(self, name)!r}")
-        if self.meta_solver is None:
-            self.meta_solver = "cce" if self.algorithm == "jpsro" else "nash"
-        try:
-            solvers.get(self.meta_solver, **self.meta_solver_options)
-        except solvers.OptionError as err:
-            raise ConfigError(str(err)) from None
+        if self.meta_solver is not None and (not isinstance(self.meta_solver, str)
+                                             or self.meta_solver not in solvers.names()):
+            raise ConfigError(f"unknown meta-solver {self.meta_solver!r}; accepted: "
+                              f"{', '.join(solvers.names())}")
         check_count("iterations", self.iterations)
-        check_count("pipeline_width", self.pipeline_width)
+        check_count("pipeline_width", self.pipeline_width, maximum=MAX_PIPELINE_WIDTH)
         if self.anytime_rounds is not None:
             check_count("anytime_rounds", self.anytime_rounds)
-            if self.algorithm != "anytime":
-                raise ConfigError(f"anytime_rounds is a setting of algorithm 'anytime'; got "
-                                  f"algorithm {self.algorithm!r}")
-        check_count("seed", self.seed, minimum=0)
+        check_count("seed", self.seed, minimum=0, maximum=MAX_SEED)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)
         if not isinstance(self.backend, str) or not self.backend:
@@ -168,15 +168,9 @@ class RunConfig:
         problem)."""
         path = Path(path)
         try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"config file {path} does not exist") from None
-        except IsADirectoryError:
-            raise ConfigError(f"config file {path} is a directory") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-            raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
-        except OSError as err:
-            raise ConfigError(f"config file {path} cannot be read: {err.strerror}") from None
+            data = read_toml(path)
+        except ValueError as err:
+            raise ConfigError(f"config file {path} cannot be used: {err}") from None
         return cls.from_dict(data, source=str(path))
 
     def to_json(self) -> str:
@@ -184,11 +178,16 @@ class RunConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
-def check_count(name: str, value, minimum: int = 1) -> None:
-    """``value`` must be an integer (not a bool) of at least ``minimum``."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> None:
+    """``value`` must be an integer (not a bool) from ``minimum`` to ``maximum``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum \
+            or (maximum is not None and value > maximum):
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ConfigError(f"{name} must be {kind}; got {value!r}")
+        if maximum is not None:
+            kind = f"an integer from {minimum} to {maximum:,}"
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) \
+            and abs(value) < 10**30 else repr(value)[:40]
+        raise ConfigError(f"{name} must be {kind}; got {shown}")
 
 
 def check_positive(name: str, value) -> None:

@@ -39,7 +39,8 @@ class GameContext:
                               f"{game.num_players}")
         play = turn_based(game.pyspiel_game) if turn_based_play else game.pyspiel_game
         try:
-            return cls(config, game, play, SequenceFormGame(play, max_nodes=config.max_nodes))
+            return cls(config, game, play, SequenceFormGame(play, max_nodes=config.max_nodes,
+                                                             name=config.game))
         except GameTooLargeError as err:
             return cls(config, game, play, None, str(err))
 

@@ -32,9 +32,15 @@ class PolicyError(ToolkitError, ValueError):
     message names the first information state at fault."""
 
 
+class OutputFileError(ToolkitError, ValueError):
+    """A file the toolkit was asked to write that must not be written: a symbolic link, a
+    folder, a device, an input of the same command, or (where replacing was not asked for) an
+    existing file."""
+
+
 class NotPerfectRecallError(ToolkitError, ValueError):
     """An information set is reached by two different own-action histories."""
 
 
 __all__ = ["ConfigError", "GameTooLargeError", "MetaSolverError", "NotPerfectRecallError",
-           "PolicyError", "RunDirectoryError", "ToolkitError"]
+           "OutputFileError", "PolicyError", "RunDirectoryError", "ToolkitError"]

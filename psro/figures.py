@@ -5,12 +5,13 @@ and writes one figure as ``path`` (PNG) plus a copy in each extra format (``pdf`
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 
 import numpy as np
-from matplotlib.figure import Figure
 
+from psro.files import atomic_write_bytes
 from psro.loop import TIMING_FIELDS as TIME_FIELDS
 
 
@@ -35,6 +36,8 @@ def style_log_axis(ax, xlabel: str, ylabel: str, legend_size: int = 7) -> None:
 def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, squeeze=True):
     """A figure and its axes, made without pyplot (so no plotting backend is chosen or
     changed in the caller's process)."""
+    from matplotlib.figure import Figure  # here, not at import: matplotlib may build a font cache
+
     fig = Figure(figsize=(width, height))
     return fig, fig.subplots(rows, cols, squeeze=squeeze)
 
@@ -45,12 +48,19 @@ FORMATS = ("png", "pdf", "svg")
 
 def save_figure(fig, path: Path, formats: tuple[str, ...] = ()) -> None:
     """Lay the figure out and write it as ``path`` (PNG at 110 dpi) and in each of
-    ``formats`` beside it (vector PDF or SVG, text kept as text)."""
+    ``formats`` beside it (vector PDF or SVG, text kept as text). Each file is written whole
+    and renamed into place (never through a link planted at its name)."""
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _write_figure(fig, Path(path), "png", dpi=110)
     for fmt in formats:
         if fmt != "png":
-            fig.savefig(Path(path).with_suffix(f".{fmt}"))
+            _write_figure(fig, Path(path).with_suffix(f".{fmt}"), fmt)
+
+
+def _write_figure(fig, path: Path, fmt: str, **options) -> None:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, **options)
+    atomic_write_bytes(path, lambda handle: handle.write(buffer.getvalue()))
 
 
 def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path,
@@ -87,7 +97,7 @@ HEATMAP_MEMBERS = 20
 """Populations larger than this have their meta-strategies drawn as a heatmap."""
 
 
-def plot_mixtures(rec, path: Path, formats: tuple[str, ...] = ()) -> Figure:
+def plot_mixtures(rec, path: Path, formats: tuple[str, ...] = ()):
     """Each player's meta-strategy by iteration: stacked areas for up to
     :data:`HEATMAP_MEMBERS` members, else a heatmap (iteration x member, weight as colour)."""
     players = len(rec.mixtures[-1])

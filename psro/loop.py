@@ -94,8 +94,8 @@ class PSRO:
     def resume(cls, out: str | Path, callbacks: tuple[Callback, ...] = ()) -> PSRO:
         """Continue the run in ``out`` from its last saved iteration. Corrupt or incompatible
         files raise :class:`RunDirectoryError` and are left untouched."""
-        saved = checkpoint.load(out)
-        parts = build_parts(saved.config)
+        saved = checkpoint.load(out, resume=True)
+        parts = build_parts(saved.config, resumed=True)
         if parts.manifest()["infoset_digest"] != saved.manifest.get("infoset_digest") or \
                 parts.evaluator.name != saved.state.evaluation:
             raise RunDirectoryError(
@@ -189,7 +189,8 @@ class PSRO:
         """Iterate until ``iterations`` (total, counting earlier and resumed ones), the time
         budget (real time summed over resumes, writing included) or the target exploitability
         is reached. Defaults come from the config. Measures what the evaluator measures only
-        at the end (the sampled lower bound), then returns all metrics rows."""
+        at the end (the sampled lower bound), then returns all metrics rows (a copy: later
+        calls do not change it)."""
         iterations = self.config.iterations if iterations is None else iterations
         budget = self.config.time_budget_s if time_budget_s is None else time_budget_s
         target = self.config.target_exploitability if target_exploitability is None \
@@ -203,7 +204,7 @@ class PSRO:
             self.backend.close()  # worker processes, if any (started again when needed)
             if self.writer is not None:
                 self.writer.release()
-        return self.state.metrics
+        return [dict(row) for row in self.state.metrics]
 
     def _iterate(self, iterations: int, budget: float | None, target: float | None) -> None:
         if self.state.iteration < 0:

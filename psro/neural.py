@@ -4,6 +4,7 @@ saved as a torch state dict plus JSON metadata (no pickled code)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from torch import nn
 from psro.errors import RunDirectoryError
 from psro.files import atomic_write_bytes, atomic_write_text
 from psro.ppo_config import MAX_WIDTH
+from psro.text_files import one_line, read_json
 
 FORMAT_VERSION = 1
 
@@ -105,30 +107,63 @@ class NeuralPolicy:
     @classmethod
     def load(cls, path: str | Path) -> NeuralPolicy:
         """Read a network written by :meth:`save`. :class:`~psro.errors.RunDirectoryError`
-        names the file when it is missing, corrupt or of another format version."""
+        names the file when it is missing, corrupt, of another format version, or when its
+        metadata does not describe its weights (the layer sizes are read from the weights, so
+        a crafted ``obs_shape`` or ``num_actions`` allocates nothing)."""
         path = Path(path)
+        meta_file = path.with_suffix(".json")
         try:
-            meta = json.loads(path.with_suffix(".json").read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise RunDirectoryError(f"cannot read policy metadata {path.with_suffix('.json')}: "
-                                    f"{err}") from None
+            meta = read_json(meta_file, limit=MAX_METADATA_BYTES)
+        except ValueError as err:
+            raise RunDirectoryError(f"cannot read policy metadata {meta_file}: {err}") from None
         if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
             version = meta.get("format_version") if isinstance(meta, dict) else None
-            raise RunDirectoryError(f"{path.with_suffix('.json')}: policy format version "
-                                    f"{version!r}; this toolkit reads {FORMAT_VERSION}")
+            raise RunDirectoryError(f"{meta_file}: policy format version {version!r}; this "
+                                    f"toolkit reads {FORMAT_VERSION}")
         try:
-            hidden = tuple(int(h) for h in meta["hidden"])
-            if not hidden or min(hidden) < 1 or max(hidden) > MAX_WIDTH or len(hidden) > 16:
-                raise ValueError(f"hidden widths {list(hidden)} are outside 1..{MAX_WIDTH}")
-            net = ActorCritic(int(np.prod(meta["obs_shape"])), int(meta["num_actions"]), hidden)
             state = torch.load(path.with_suffix(".pt"), weights_only=True)
-            net.load_state_dict(state)
-            if not all(torch.isfinite(t).all() for t in net.state_dict().values()):
-                raise ValueError("the weights hold NaN or infinite values")
-            player = int(meta.pop("player"))
-        except Exception as err:  # missing keys, wrong shapes, unreadable or crafted weights
-            raise RunDirectoryError(f"cannot load policy {path}: {type(err).__name__}: {err}") \
-                from None
+            net = _network_for(state, meta)
+            player = meta.pop("player")
+            if not isinstance(player, int) or isinstance(player, bool) or player < 0:
+                raise ValueError(f"its player {player!r} is not a player index")
+        except Exception as err:  # noqa: BLE001 - missing keys, bad shapes, crafted weights
+            raise RunDirectoryError(f"cannot load policy {path}: {type(err).__name__}: "
+                                    f"{one_line(err)}") from None
         name = str(meta.pop("name", ""))
         meta.pop("format_version")
         return cls(player, net, meta, name)
+
+
+MAX_METADATA_BYTES = 16 * 2**20
+"""Largest network metadata file read (16 MiB)."""
+
+
+def _network_for(state: dict, meta: dict) -> ActorCritic:
+    """The network whose weights are ``state``, after checking that the metadata's
+    ``obs_shape``, ``num_actions`` and ``hidden`` describe those weights (``ValueError``)."""
+    hidden = tuple(meta["hidden"])
+    if not hidden or len(hidden) > 16 or not all(
+            isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_WIDTH
+            for h in hidden):
+        raise ValueError(f"hidden widths {list(hidden)[:17]} are outside 1..{MAX_WIDTH} "
+                         f"(1 to 16 integer widths)")
+    shape, actions = meta["obs_shape"], meta["num_actions"]
+    if not isinstance(shape, list) or not shape or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape) \
+            or not isinstance(actions, int) or isinstance(actions, bool) or actions < 1:
+        raise ValueError("obs_shape must list positive integers and num_actions be a positive "
+                         "integer")
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor)
+                                              for t in state.values()):
+        raise ValueError("the weights file holds no state dict")
+    first, last = state.get("actor.0.weight"), state.get(f"actor.{2 * len(hidden)}.weight")
+    obs_size = math.prod(shape)
+    if first is None or last is None or tuple(first.shape) != (hidden[0], obs_size) \
+            or tuple(last.shape) != (actions, hidden[-1]):
+        raise ValueError(f"the metadata (obs_shape {shape}, num_actions {actions}, hidden "
+                         f"{list(hidden)}) does not describe the weights")
+    net = ActorCritic(obs_size, actions, hidden)
+    net.load_state_dict(state)
+    if not all(torch.isfinite(t).all() for t in net.state_dict().values()):
+        raise ValueError("the weights hold NaN or infinite values")
+    return net

@@ -4,6 +4,7 @@ Everything that can be refused is refused here, before any work or any file is w
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,27 +44,93 @@ class Parts:
                 "infoset_keys": None if tree is None else [p.keys for p in tree.players]}
 
 
-def build_parts(config: RunConfig) -> Parts:
+PART_SETTINGS = ("meta_solver", "meta_solver_options", "oracle_options", "ppo", "monte_carlo",
+                 *algorithms.ALGORITHM_SETTINGS)
+"""RunConfig fields that only some parts read (each part declares which it reads)."""
+
+
+def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     """The parts of a run of ``config`` (validated). Raises ``ConfigError``, ``GameError`` or
-    ``GameTooLargeError`` for what cannot run."""
+    ``GameTooLargeError`` for what cannot run, and ``ConfigError`` for a setting that no part
+    of this run reads (the algorithm, the oracle and the evaluator each declare theirs), so
+    that an option is never silently ignored. With ``resumed`` (a run directory written by an
+    earlier version), such settings are reset to their defaults instead."""
     config = config.validate()
     if config.tensorboard:
         require_tensorboard()
-    config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
-    entry = oracles.get(config.oracle)
+    entry = algorithms.get(config.algorithm)
+    oracle_entry = oracles.get(config.oracle)
+    if entry.meta_solver is not None and config.meta_solver is None:
+        config = config.merged({"meta_solver": entry.default_meta_solver})
     backend = make_backend(config.backend, config.workers, config.ray_address)
-    context = GameContext.build(config, entry.turn_based)
+    meta_solver = _meta_solver(config, entry.meta_solver)
+    context = GameContext.build(config, oracle_entry.turn_based)
     evaluator = make_evaluator(context)
-    oracle = entry.factory(context)
-    meta_solver = solvers.get(config.meta_solver, **config.meta_solver_options)
-    n = context.num_players
-    try:  # fail before any work if the meta-solver cannot handle this kind of game
-        meta_solver([np.zeros((1,) * n) for _ in range(n)])
-    except (solvers.PayoffError, solvers.SolverError) as err:
-        raise ConfigError(f"meta-solver {config.meta_solver!r} cannot solve this game: "
-                          f"{err}") from None
-    algorithm = algorithms.build(context, meta_solver)
+    if meta_solver is not None:
+        _check_meta_solver(config, meta_solver, context.num_players)
+    oracle = oracle_entry.factory(context)
+    algorithm = entry.factory(context, meta_solver)
     if not oracles.targeted(oracle) and algorithm.name == "rectified":
         raise ConfigError(f"algorithm 'rectified' trains several best responses per player; "
                           f"oracle {config.oracle!r} has no targeted_tasks")
+    reads = {*oracle_entry.settings, *evaluator.settings, *entry.settings,
+             *getattr(algorithm, "settings", ())}
+    if entry.meta_solver is not None:
+        reads |= {"meta_solver", "meta_solver_options"}
+    config = _without_unread(config, reads, entry, resumed)
+    if "ppo" in reads:  # written out in full, so a resume keeps them whatever a later default
+        config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
     return Parts(config, context, oracle, evaluator, meta_solver, backend, algorithm)
+
+
+def _meta_solver(config: RunConfig, kind: str | None):
+    """The meta-solver the algorithm calls (None when it calls none); options checked."""
+    try:
+        if kind == "mixtures":
+            return solvers.get(config.meta_solver, **config.meta_solver_options)
+        if kind == "joint":
+            solvers.get_joint(config.meta_solver, **config.meta_solver_options)
+    except solvers.OptionError as err:
+        raise ConfigError(str(err)) from None
+    return None
+
+
+def _check_meta_solver(config: RunConfig, meta_solver: Callable, num_players: int) -> None:
+    """Fail before any work if the meta-solver cannot handle this kind of game."""
+    try:
+        meta_solver([np.zeros((1,) * num_players) for _ in range(num_players)])
+    except (solvers.PayoffError, solvers.SolverError) as err:
+        raise ConfigError(f"meta-solver {config.meta_solver!r} cannot solve this game: "
+                          f"{err}") from None
+
+
+def _without_unread(config: RunConfig, reads: set[str], entry, resumed: bool) -> RunConfig:
+    """Refuse (or, for a resumed run, reset) the settings of :data:`PART_SETTINGS` that
+    differ from their defaults while no part of this run reads them."""
+    defaults = RunConfig()
+    unread = [key for key in PART_SETTINGS
+              if key not in reads and getattr(config, key) != getattr(defaults, key)]
+    if not unread:
+        return config
+    if resumed:
+        return dataclasses.replace(config, **{key: getattr(defaults, key) for key in unread})
+    key = unread[0]
+    raise ConfigError(f"{key} has no effect in this run: {_why_unread(config, key, entry)}; "
+                      f"leave it unset")
+
+
+def _why_unread(config: RunConfig, key: str, entry) -> str:
+    if key in ("meta_solver", "meta_solver_options"):
+        return f"algorithm {config.algorithm!r} reads no meta-solver ({entry.why})"
+    if key in algorithms.ALGORITHM_SETTINGS:
+        owners = [name for name in algorithms.names()
+                  if key in algorithms.get(name).settings]
+        return f"it is a setting of algorithm {' or '.join(map(repr, owners))}, and this run's " \
+               f"algorithm is {config.algorithm!r}"
+    if key == "ppo":
+        return f"oracle {config.oracle!r} trains no PPO best responses, and the game is " \
+               f"evaluated exactly"
+    if key == "monte_carlo":
+        return "payoffs are computed exactly on the walked game tree (Monte Carlo estimates " \
+               "are for games too large to walk)"
+    return f"oracle {config.oracle!r} reads no oracle options"

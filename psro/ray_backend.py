@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from psro.backends import Task
-from psro.errors import ConfigError
+from psro.errors import ConfigError, ToolkitError
 
 MAX_RETRIES = 3
 CONNECT_TIMEOUT_S = 5.0
@@ -130,6 +130,8 @@ class RayBackend:
         try:
             return ray.get(refs)
         except ray.exceptions.RayTaskError as err:
+            if isinstance(err.cause, ToolkitError):  # a refusal: its own one-line message
+                raise err.cause from None
             raise err.as_instanceof_cause() from None
 
     def close(self) -> None:

@@ -15,8 +15,6 @@ curves as ``curves_<axis>.csv``.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from pathlib import Path
 
@@ -25,7 +23,9 @@ import numpy as np
 import solvers
 from psro import checkpoint, figures, groups
 from psro.errors import RunDirectoryError
+from psro.files import DirectoryLock, atomic_write_text, earlier_output, finish_output
 from psro.loop import TIMING_FIELDS as TIME_FIELDS
+from psro.report_html import markdown_to_html
 
 
 class RunRecord:
@@ -108,12 +108,25 @@ def write_report(run_dirs: list[str | Path], out: str | Path, labels: dict | Non
     if missing:
         raise RunDirectoryError(f"--label names {missing[0]}, which is not one of the runs")
     out = Path(out)
+    run_groups = groups.group_runs(records, given)
+    lock = DirectoryLock(out, holder="report")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return _write(groups.group_runs(records, given), out, tuple(formats))
+        lock.acquire()
+        try:
+            earlier = earlier_output(out)
+        except ValueError as err:
+            raise RunDirectoryError(f"cannot write the report to {out}: {err} (a report goes "
+                                    f"into a new or empty folder, or replaces an earlier "
+                                    f"report); nothing was written") from None
+        written = _write(run_groups, out, tuple(formats))
+        finish_output(out, earlier)
+        return written
     except OSError as err:
         raise RunDirectoryError(f"cannot write the report to {out}: {err.strerror or err}") \
             from None
+    finally:
+        lock.release()
 
 
 def _write(run_groups: list, out: Path, formats: tuple[str, ...]) -> tuple[Path, Path]:
@@ -131,17 +144,17 @@ def _write(run_groups: list, out: Path, formats: tuple[str, ...]) -> tuple[Path,
     figures.plot_time(records, [r.label for r in records], out / "time.png", formats)
     shown.append(("Where the time went (writing the run directory included)", "time.png"))
     rows = groups.final_table(run_groups)
-    (out / "table.csv").write_text(groups.table_csv(rows))
-    (out / "table.tex").write_text(groups.table_tex(rows))
+    atomic_write_text(out / "table.csv", groups.table_csv(rows))
+    atomic_write_text(out / "table.tex", groups.table_tex(rows))
     md = _summary_markdown(run_groups, rows)
     for title, file in shown:
         md += [f"## {title}", "", f"![{title}]({file})", ""]
     for rec, own, rating in sections:
         md += _run_markdown(rec, own, rating)
     md_path = out / "report.md"
-    md_path.write_text("\n".join(md))
+    atomic_write_text(md_path, "\n".join(md))
     html_path = out / "report.html"
-    html_path.write_text(_markdown_to_html(md, out))
+    atomic_write_text(html_path, markdown_to_html(md, out))
     return md_path, html_path
 
 
@@ -157,8 +170,8 @@ def _draw_group_figures(run_groups: list, out: Path, formats: tuple[str, ...]) -
         curves = [c for c in curves if c[1] is not None]
         if not curves:
             continue
-        (out / f"curves_{x_key}.csv").write_text(
-            groups.curves_csv({label: curve for label, curve, _ in curves}, x_key))
+        atomic_write_text(out / f"curves_{x_key}.csv", groups.curves_csv(
+            {label: curve for label, curve, _ in curves}, x_key))
         figures.plot_group_curves(curves, xlabel, "exploitability (NashConv / players)",
                                   out / f"exploitability_{x_key}.png", formats)
         title = "sample efficiency" if x_key == "env_steps" else xlabel
@@ -264,45 +277,3 @@ def _run_markdown(rec: RunRecord, own: list, rating: dict | None) -> list[str]:
     for title, file in own:
         md += [f"### {title}", "", f"![{title}]({file})", ""]
     return md
-
-
-def _markdown_to_html(lines: list[str], folder: Path) -> str:
-    """A small renderer for the Markdown this module writes: headings, tables, lists, images
-    (embedded as base64 so the HTML file stands alone) and paragraphs."""
-    body = []
-    table: list[list[str]] = []
-
-    def flush_table():
-        if not table:
-            return
-        rows = [r for r in table if not all(set(c.strip()) <= {"-"} for c in r)]
-        head, *rest = rows
-        body.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in head) + "</tr>" +
-                    "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
-                            for r in rest) + "</table>")
-        table.clear()
-
-    for line in lines:
-        if line.startswith("|"):
-            table.append([html.escape(c.strip()).replace("`", "")
-                          for c in line.strip("|").split("|")])
-            continue
-        flush_table()
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
-        elif line.startswith("!["):
-            alt, file = line[2:].split("](")
-            data = base64.b64encode((folder / file.rstrip(")")).read_bytes()).decode()
-            body.append(f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"'
-                        f' style="max-width:100%"></p>')
-        elif line.startswith("- "):
-            body.append(f"<ul><li>{html.escape(line[2:])}</li></ul>")
-        elif line.strip():
-            body.append(f"<p>{html.escape(line).replace('`', '')}</p>")
-    flush_table()
-    style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto;}"
-             "table{border-collapse:collapse;margin:1em 0;font-size:0.85em}"
-             "td,th{border:1px solid #ccc;padding:2px 6px}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>PSRO report</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>")

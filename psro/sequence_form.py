@@ -18,165 +18,36 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import sys
-from dataclasses import dataclass
 
 import numpy as np
 import pyspiel
 
-from psro.errors import GameTooLargeError, NotPerfectRecallError
-
-
-@dataclass
-class PlayerTree:
-    """One player's information sets and sequences.
-
-    ``keys[i]``: information-state string of infoset i; ``legal[i]``: its legal actions;
-    ``parent_seq[i]``: the sequence leading to it; ``seq_of[i]``: dict action -> sequence id.
-    ``seq_parent[s]``, ``seq_infoset[s]``, ``seq_action[s]`` describe sequence s >= 1.
-    Infosets and sequences are numbered in discovery order, so parents come first.
-    """
-
-    keys: list[str]
-    legal: list[np.ndarray]
-    parent_seq: np.ndarray
-    seq_of: list[dict[int, int]]
-    seq_parent: np.ndarray
-    seq_infoset: np.ndarray
-    seq_action: np.ndarray
-    seq_depth: np.ndarray
-
-    @property
-    def num_infosets(self) -> int:
-        """Number of information sets."""
-        return len(self.keys)
-
-    @property
-    def num_sequences(self) -> int:
-        """Number of sequences (the empty sequence included)."""
-        return len(self.seq_parent)
+from games.loading import GameError
+from games.probe import failure
+from psro.tree_walk import walk_tree
 
 
 class SequenceFormGame:
     """The walked tree of an OpenSpiel game. Raises :class:`GameTooLargeError` past
     ``max_nodes`` nodes (the walk stops there, so refusing a huge game costs little)."""
 
-    def __init__(self, game: pyspiel.Game, max_nodes: int = 2_000_000):
-        kind = game.get_type()
-        if not kind.provides_information_state_string:
-            raise GameTooLargeError(
-                f"{game} provides no information-state strings, so its tree cannot be used "
-                f"for exact evaluation")
+    def __init__(self, game: pyspiel.Game, max_nodes: int = 2_000_000, name: str | None = None):
+        self.name = name or str(game)
+        """The game as messages name it (the user's game string where given)."""
+        walked = walk_tree(game, max_nodes, self.name)
         self.game = game
         self.num_players = game.num_players()
         self.num_actions = game.num_distinct_actions()
-        n = self.num_players
-        self._keys: list[list[str]] = [[] for _ in range(n)]
-        self._index: list[dict[str, int]] = [{} for _ in range(n)]
-        self._legal: list[list[np.ndarray]] = [[] for _ in range(n)]
-        self._parent: list[list[int]] = [[] for _ in range(n)]
-        self._seq_of: list[list[dict[int, int]]] = [[] for _ in range(n)]
-        self._seq_parent: list[list[int]] = [[-1] for _ in range(n)]
-        self._seq_infoset: list[list[int]] = [[-1] for _ in range(n)]
-        self._seq_action: list[list[int]] = [[-1] for _ in range(n)]
-        self._seq_depth: list[list[int]] = [[0] for _ in range(n)]
-        self._leaf_chance: list[float] = []
-        self._leaf_seqs: list[tuple[int, ...]] = []
-        self._leaf_returns: list[list[float]] = []
-        self._nodes = 0
-        self._max_nodes = max_nodes
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 20_000))
-        try:
-            self._walk(game.new_initial_state(), 1.0, (0,) * n)
-        except RecursionError:
-            raise GameTooLargeError(
-                f"{game} is too deep to walk for exact evaluation") from None
-        finally:
-            sys.setrecursionlimit(limit)
-        self.players = [
-            PlayerTree(
-                keys=self._keys[p], legal=self._legal[p],
-                parent_seq=np.array(self._parent[p], dtype=np.int64),
-                seq_of=self._seq_of[p],
-                seq_parent=np.array(self._seq_parent[p], dtype=np.int64),
-                seq_infoset=np.array(self._seq_infoset[p], dtype=np.int64),
-                seq_action=np.array(self._seq_action[p], dtype=np.int64),
-                seq_depth=np.array(self._seq_depth[p], dtype=np.int64))
-            for p in range(n)
-        ]
-        self.leaf_chance = np.array(self._leaf_chance)
-        self.leaf_seqs = np.array(self._leaf_seqs, dtype=np.int64).T.reshape(n, -1)
-        self.leaf_returns = np.array(self._leaf_returns).T.reshape(n, -1)
-        self.num_nodes = self._nodes
-        self._depth_levels = [self._levels(p) for p in range(n)]
-        del self._keys, self._legal, self._parent, self._seq_of, self._seq_parent
-        del self._seq_infoset, self._seq_action, self._seq_depth, self._leaf_chance
-        del self._leaf_seqs, self._leaf_returns
+        self.players = walked.players()
+        self.leaf_chance, self.leaf_seqs, self.leaf_returns = walked.leaves()
+        self.num_nodes = walked.nodes
+        self._index = walked.index
+        self._depth_levels = [self._levels(p) for p in range(self.num_players)]
         self._representatives: dict[int, list[pyspiel.State]] = {}
         self._response_orders: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
 
-    # -- the walk ---------------------------------------------------------------------------
-    def _infoset(self, state: pyspiel.State, player: int, parent_seq: int) -> int:
-        key = state.information_state_string(player)
-        index = self._index[player].get(key)
-        if index is not None:
-            if self._parent[player][index] != parent_seq:
-                raise NotPerfectRecallError(
-                    f"{self.game}: information set {key!r} of player {player} is reached by "
-                    f"two different own-action histories (no perfect recall)")
-            return index
-        index = len(self._keys[player])
-        self._index[player][key] = index
-        self._keys[player].append(key)
-        legal = np.array(state.legal_actions(player), dtype=np.int64)
-        self._legal[player].append(legal)
-        self._parent[player].append(parent_seq)
-        seqs = {}
-        for a in legal:
-            seqs[int(a)] = len(self._seq_parent[player])
-            self._seq_parent[player].append(parent_seq)
-            self._seq_infoset[player].append(index)
-            self._seq_action[player].append(int(a))
-            self._seq_depth[player].append(self._seq_depth[player][parent_seq] + 1)
-        self._seq_of[player].append(seqs)
-        return index
-
-    def _walk(self, state: pyspiel.State, chance: float, seqs: tuple[int, ...]) -> None:
-        self._nodes += 1
-        if self._nodes > self._max_nodes:
-            raise GameTooLargeError(
-                f"{self.game} has more than {self._max_nodes:,} nodes: too large to walk for "
-                f"exact evaluation")
-        if state.is_terminal():
-            self._leaf_chance.append(chance)
-            self._leaf_seqs.append(seqs)
-            self._leaf_returns.append(state.returns())
-            return
-        if state.is_chance_node():
-            for action, prob in state.chance_outcomes():
-                if prob > 0:
-                    self._walk(state.child(action), chance * prob, seqs)
-            return
-        if state.is_simultaneous_node():
-            infosets = [self._infoset(state, p, seqs[p]) for p in range(self.num_players)]
-            legal = [self._legal[p][i] for p, i in enumerate(infosets)]
-            for joint in itertools.product(*legal):
-                child = state.clone()
-                child.apply_actions([int(a) for a in joint])
-                new = tuple(self._seq_of[p][infosets[p]][int(a)] for p, a in enumerate(joint))
-                self._walk(child, chance, new)
-            return
-        player = state.current_player()
-        infoset = self._infoset(state, player, seqs[player])
-        for action in self._legal[player][infoset]:
-            new = list(seqs)
-            new[player] = self._seq_of[player][infoset][int(action)]
-            self._walk(state.child(int(action)), chance, tuple(new))
-
     def _levels(self, player: int) -> list[np.ndarray]:
-        depth = self._seq_depth[player]
-        depth = np.array(depth)
+        depth = self.players[player].seq_depth
         return [np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1)] \
             if depth.size > 1 else []
 
@@ -191,7 +62,11 @@ class SequenceFormGame:
         """One pyspiel state per information set of ``player``, in infoset order (found by one
         walk, kept for later calls)."""
         if player not in self._representatives:
-            self._representatives[player] = self._find_representatives(player)
+            try:
+                self._representatives[player] = self._find_representatives(player)
+            except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own
+                raise GameError(f"game {self.name!r}: the game failed while its tree was "
+                                f"walked: {failure(err)}") from None
         return self._representatives[player]
 
     def _find_representatives(self, player: int) -> list[pyspiel.State]:

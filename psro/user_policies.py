@@ -21,13 +21,15 @@ in [0, 1], zero on illegal actions and sum to 1 within :data:`SUM_TOLERANCE`;
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
 from games.simulation import observation_tensor
 from psro.errors import PolicyError
 from psro.sequence_form import SequenceFormGame
+from psro.text_files import one_line
 
 SUM_TOLERANCE = 1e-6
 """Largest accepted ``|sum(probabilities) - 1|`` at an information set."""
@@ -36,31 +38,54 @@ SUM_TOLERANCE = 1e-6
 def policy_tables(tree: SequenceFormGame, policy) -> list[np.ndarray]:
     """Per player, the action probabilities (num_infosets, num_actions) of ``policy`` at the
     information sets of ``tree`` (see the module docstring for what ``policy`` may be)."""
+    tables = []
+    for p, one in enumerate(per_player(policy, tree.num_players)):
+        table = _table(tree, one, p)
+        check_table(tree, p, table)
+        tables.append(table)
+    return tables
+
+
+def per_player(policy, num_players: int) -> list:
+    """The policy each player follows: a list or tuple gives one per player (its length must
+    be ``num_players``), anything else is followed by every player. :class:`PolicyError` for
+    a list of the wrong length, or a toolkit network in a seat it was not trained for (its
+    metadata names its player)."""
+    if isinstance(policy, (list, tuple)):
+        if len(policy) != num_players:
+            raise PolicyError(f"{len(policy)} policies were given for a game of "
+                              f"{num_players} players; give one for every player, in player "
+                              f"order, or one for all")
+        seats = list(policy)
+    else:
+        seats = [policy] * num_players
+    for p, one in enumerate(seats):
+        trained_for = getattr(one, "player", None) if _is_network(one) else None
+        if trained_for is not None and trained_for != p:
+            where = f"player {trained_for}" if trained_for < num_players else \
+                f"player {trained_for}, which this {num_players}-player game does not have"
+            raise PolicyError(f"the toolkit network given for player {p} was trained as "
+                              f"{where} (its metadata); give each player's network in player "
+                              f"order")
+    return seats
+
+
+def _table(tree: SequenceFormGame, policy, player: int) -> np.ndarray:
     from open_spiel.python import policy as os_policy
 
-    n = tree.num_players
     if isinstance(policy, os_policy.TabularPolicy):
-        tables = [_from_openspiel_tabular(tree, policy, p) for p in range(n)]
-    elif isinstance(policy, os_policy.Policy):
-        tables = [_from_openspiel(tree, policy, p) for p in range(n)]
-    elif isinstance(policy, Mapping):
-        tables = [_from_mapping(tree, policy, p) for p in range(n)]
-    elif _is_module(policy):
-        tables = [_from_module(tree, policy, p) for p in range(n)]
-    elif isinstance(policy, Sequence) and not isinstance(policy, str) \
-            and len(policy) == n and all(isinstance(x, Mapping) for x in policy):
-        tables = [_from_mapping(tree, policy[p], p) for p in range(n)]
-    elif isinstance(policy, Sequence) and not isinstance(policy, str) \
-            and len(policy) == n and all(_is_module(x) for x in policy):
-        tables = [_from_module(tree, policy[p], p) for p in range(n)]
-    else:
-        raise PolicyError(
-            f"cannot read a policy from {type(policy).__name__}; accepted: an OpenSpiel Policy "
-            f"or TabularPolicy, a mapping {{information state: {{action: probability}}}} or a "
-            f"list of {n} of them, a torch module or a list of {n} of them")
-    for p, table in enumerate(tables):
-        check_table(tree, p, table)
-    return tables
+        return _from_openspiel_tabular(tree, policy, player)
+    if isinstance(policy, os_policy.Policy):
+        return _from_openspiel(tree, policy, player)
+    if isinstance(policy, Mapping):
+        return _from_mapping(tree, policy, player)
+    if is_module(policy):
+        return _from_module(tree, policy, player)
+    raise PolicyError(
+        f"cannot read a policy from {type(policy).__name__} (player {player}); accepted: an "
+        f"OpenSpiel Policy or TabularPolicy, a mapping {{information state: {{action: "
+        f"probability}}}}, a torch module or a toolkit network, or a list of "
+        f"{tree.num_players} of them, one per player")
 
 
 def check_table(tree: SequenceFormGame, player: int, table: np.ndarray) -> None:
@@ -109,13 +134,28 @@ def _from_openspiel_tabular(tree: SequenceFormGame, policy, player: int) -> np.n
 
 def _from_openspiel(tree: SequenceFormGame, policy, player: int) -> np.ndarray:
     table = np.zeros((tree.players[player].num_infosets, tree.num_actions))
+    keys = tree.players[player].keys
     for i, state in enumerate(tree.representative_states(player)):
-        try:
-            probs = policy.action_probabilities(state, player)
-        except (KeyError, LookupError):
-            raise _missing(tree, player, i) from None
-        _fill_row(tree, player, table, i, probs)
+        _fill_row(tree, player, table, i, openspiel_probs(policy, state, player, keys[i]))
     return table
+
+
+def openspiel_probs(policy, state, player: int, key: str) -> Mapping:
+    """``policy.action_probabilities(state, player)``, its failures as :class:`PolicyError`."""
+    try:
+        probs = policy.action_probabilities(state, player)
+    except (KeyError, LookupError):
+        raise PolicyError(f"the policy has no entry for information state {key!r} of player "
+                          f"{player}") from None
+    except Exception as err:  # noqa: BLE001 - the user's policy: name the failure
+        raise PolicyError(f"the policy's action_probabilities failed at information state "
+                          f"{key!r} of player {player}: {type(err).__name__}: "
+                          f"{one_line(err)}") from None
+    if not isinstance(probs, Mapping):
+        raise PolicyError(f"the policy's action_probabilities returned "
+                          f"{type(probs).__name__} at information state {key!r} of player "
+                          f"{player}; expected a mapping {{action: probability}}")
+    return probs
 
 
 def _from_mapping(tree: SequenceFormGame, mapping: Mapping, player: int) -> np.ndarray:
@@ -124,31 +164,61 @@ def _from_mapping(tree: SequenceFormGame, mapping: Mapping, player: int) -> np.n
         probs = mapping.get(key)
         if probs is None:
             raise _missing(tree, player, i)
-        if not isinstance(probs, Mapping):
-            raise PolicyError(f"the entry for information state {key!r} must map actions to "
-                              f"probabilities; got {type(probs).__name__}")
         _fill_row(tree, player, table, i, probs)
     return table
 
 
 def _fill_row(tree: SequenceFormGame, player: int, table: np.ndarray, i: int,
               probs: Mapping) -> None:
+    key = tree.players[player].keys[i]
+    fill_entry(table, i, probs, key, player)
+
+
+def fill_entry(table: np.ndarray, row: int, probs, key: str, player: int) -> None:
+    """Row ``row`` of ``table`` from one ``{action: probability}`` entry (checked to be
+    integer actions of the game and numbers; :class:`PolicyError` naming ``key`` otherwise)."""
+    if not isinstance(probs, Mapping):
+        raise PolicyError(f"the entry for information state {key!r} of player {player} must "
+                          f"map actions to probabilities; got {type(probs).__name__}")
+    num_actions = table.shape[1]
     for action, prob in probs.items():
-        try:
-            a = int(action)
-            value = float(prob)
-        except (TypeError, ValueError):
-            raise PolicyError(f"entry {action!r}: {prob!r} at information state "
-                              f"{tree.players[player].keys[i]!r} is not action id: "
-                              f"probability") from None
-        if not 0 <= a < tree.num_actions:
-            raise PolicyError(f"action {a} at information state "
-                              f"{tree.players[player].keys[i]!r} is not an action of the game "
-                              f"(0 to {tree.num_actions - 1})")
-        table[i, a] = value
+        a = action_id(action)
+        if a is None or not is_probability_number(prob):
+            raise PolicyError(f"entry {action!r}: {prob!r} at information state {key!r} of "
+                              f"player {player} is not action id: probability (an integer "
+                              f"action and a number)")
+        if not 0 <= a < num_actions:
+            raise PolicyError(f"action {a} at information state {key!r} of player {player} "
+                              f"is not an action of the game (0 to {num_actions - 1})")
+        table[row, a] = float(prob)
 
 
-def _is_module(policy) -> bool:
+def action_id(action) -> int | None:
+    """An action given as an integer or a string of one (JSON keys are strings); None for
+    anything else (booleans, floats, other text)."""
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, str) and action.strip().lstrip("-").isdigit() \
+            and len(action.strip()) < 20:
+        return int(action)
+    return None
+
+
+def is_probability_number(value) -> bool:
+    """A real number (not a boolean and not text): what a probability may be given as."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_network(policy) -> bool:
+    from psro.neural import NeuralPolicy
+
+    return isinstance(policy, NeuralPolicy)
+
+
+def is_module(policy) -> bool:
+    """Whether ``policy`` is a torch module or a toolkit network (read on tensors)."""
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is a dependency
@@ -171,71 +241,40 @@ def _from_module(tree: SequenceFormGame, module, player: int) -> np.ndarray:
 
 def module_probs(module, obs: np.ndarray, mask: np.ndarray, player: int) -> np.ndarray:
     """A torch module's (or toolkit network's) action probabilities at observations ``obs``
-    (batch, obs_size), illegal actions (``mask`` False) masked before the softmax."""
+    (batch, obs_size), illegal actions (``mask`` False) masked before the softmax.
+    :class:`PolicyError` in one line when the module does not fit the game (input size,
+    output shape, an output that is not a tensor, or an exception it raises)."""
     import torch
 
-    from psro.neural import NeuralPolicy
-
-    if isinstance(module, NeuralPolicy):
+    if _is_network(module):
+        expected = (module.net.actor[0].in_features, module.net.actor[-1].out_features)
+        if expected != (obs.shape[1], mask.shape[1]):
+            raise PolicyError(f"the toolkit network of player {player} takes observations of "
+                              f"size {expected[0]} and has {expected[1]} actions; this game "
+                              f"has observations of size {obs.shape[1]} and {mask.shape[1]} "
+                              f"actions")
         return np.asarray(module.probs(obs, mask), dtype=float)
     with torch.no_grad():
         try:
             logits = module(torch.from_numpy(obs))
         except Exception as err:  # noqa: BLE001 - the user's module: name the failure
             raise PolicyError(f"the torch module of player {player} failed on a batch of shape "
-                              f"{tuple(obs.shape)}: {type(err).__name__}: {err}") from None
-    logits = np.asarray(logits.detach().cpu().numpy(), dtype=float)
+                              f"{tuple(obs.shape)}: {type(err).__name__}: {one_line(err)}") \
+                from None
+    if not isinstance(logits, torch.Tensor):
+        raise PolicyError(f"the torch module of player {player} returned "
+                          f"{type(logits).__name__}; expected a tensor of logits of shape "
+                          f"(batch, num_actions) = {mask.shape}")
+    logits = np.asarray(logits.detach().cpu().double().numpy(), dtype=float)
     if logits.shape != mask.shape:
         raise PolicyError(f"the torch module of player {player} returned shape "
                           f"{logits.shape}; expected (batch, num_actions) = {mask.shape}")
+    if np.isnan(logits).any() or np.isposinf(logits).any():
+        raise PolicyError(f"the torch module of player {player} returned NaN or +inf logits")
     logits = np.where(mask, logits, -np.inf)
-    logits -= logits.max(axis=1, keepdims=True)
-    probs = np.exp(logits)
+    top = logits.max(axis=1, keepdims=True)
+    if not np.isfinite(top).all():
+        raise PolicyError(f"the torch module of player {player} gives every legal action "
+                          f"a logit of -inf at some state")
+    probs = np.exp(logits - top)
     return probs / probs.sum(axis=1, keepdims=True)
-
-
-class PolicyActor:
-    """Plays a user's policy in batched rollouts where no tree is walked (games too large for
-    exact evaluation): information-state strings are looked up (mappings), OpenSpiel's
-    ``action_probabilities`` is called (Policy objects), or the module is run on observation
-    tensors (torch modules). Each distribution is checked as :func:`check_table` does."""
-
-    def __init__(self, policy, player: int):
-        self.policy, self.player = policy, player
-        self.observes = _is_module(policy)
-
-    def action_probs(self, vg, idx, player, obs, mask) -> np.ndarray:
-        """The policy's probabilities at the states (checked to be distributions over the legal
-        actions)."""
-        if self.observes:
-            probs = module_probs(self.policy, obs, mask, player)
-        else:
-            probs = np.zeros(mask.shape)
-            for row, i in enumerate(idx):
-                state = vg.states[i]
-                key = state.information_state_string(player)
-                if isinstance(self.policy, Mapping):
-                    entry = self.policy.get(key)
-                    if entry is None:
-                        raise PolicyError(f"the policy has no entry for information state "
-                                          f"{key!r} of player {player}")
-                else:
-                    entry = self.policy.action_probabilities(state, player)
-                for action, prob in entry.items():
-                    probs[row, int(action)] = float(prob)
-        bad = np.flatnonzero(~np.isfinite(probs).all(axis=1) | (probs < 0).any(axis=1)
-                             | (probs * ~mask).any(axis=1)
-                             | (np.abs(probs.sum(axis=1) - 1) > SUM_TOLERANCE))
-        if bad.size:
-            state = vg.states[idx[int(bad[0])]]
-            raise PolicyError(f"the policy's probabilities at information state "
-                              f"{state.information_state_string(player)!r} of player "
-                              f"{player} are not a distribution over the legal actions")
-        return probs
-
-def policy_actors(policy, num_players: int) -> list[PolicyActor]:
-    """One :class:`PolicyActor` per player (a list of per-player policies, or one for all)."""
-    if isinstance(policy, Sequence) and not isinstance(policy, str) \
-            and len(policy) == num_players:
-        return [PolicyActor(policy[p], p) for p in range(num_players)]
-    return [PolicyActor(policy, p) for p in range(num_players)]

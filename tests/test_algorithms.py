@@ -80,12 +80,12 @@ def test_rectified_reaches_kuhn_equilibrium_with_several_responses_per_iteration
 
 def test_xdo_solves_kuhn_and_leduc_and_stops_when_the_restricted_game_is_complete(capsys,
                                                                                   tmp_path):
-    kuhn = psro.PSRO("kuhn_poker", "exact", "nash", algorithm="xdo")
+    kuhn = psro.PSRO("kuhn_poker", "exact", algorithm="xdo")
     rows = kuhn.run(iterations=30)
     assert kuhn.stop_reason == "restricted_game_complete" and rows[-1]["iteration"] < 30
     assert rows[-1]["exploitability"] < 1e-12  # OpenSpiel-independent exact best responses
     assert rows[-1]["value_p0"] == pytest.approx(-1 / 18, abs=1e-9)
-    leduc = psro.PSRO("leduc_poker", "exact", "nash", algorithm="xdo").run(iterations=20)
+    leduc = psro.PSRO("leduc_poker", "exact", algorithm="xdo").run(iterations=20)
     assert min(r["exploitability"] for r in leduc) <= 1e-3  # XDO's published target
     assert main(["run", "--game", "kuhn_poker", "--algorithm", "xdo", "--out",
                  str(tmp_path / "x")]) == 0
@@ -101,13 +101,13 @@ def test_xdo_solves_kuhn_and_leduc_and_stops_when_the_restricted_game_is_complet
 
 
 def test_xdo_with_the_ppo_oracle_plays_the_equilibrium_as_a_table(tmp_path):
-    rows = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm="xdo", seed=2,
+    rows = psro.PSRO("kuhn_poker", "ppo", algorithm="xdo", seed=2,
                      ppo={"env_steps": 2000}, out=tmp_path / "a").run(iterations=2)
     run = psro.load_run(tmp_path / "a")
     kinds = [m.metadata.get("oracle") for m in run.population[1]]
     assert kinds == ["uniform", "xdo_restricted_nash", "ppo", "xdo_restricted_nash", "ppo",
                      "xdo_restricted_nash"]
-    again = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm="xdo", seed=2,
+    again = psro.PSRO("kuhn_poker", "ppo", algorithm="xdo", seed=2,
                       ppo={"env_steps": 2000}).run(iterations=2)
     assert _numbers(again) == _numbers(rows)
 
@@ -116,9 +116,8 @@ def test_xdo_with_the_ppo_oracle_plays_the_equilibrium_as_a_table(tmp_path):
     ("anytime", "kuhn_poker"), ("rectified", "kuhn_poker"), ("anytime", "leduc_poker"),
     ("rectified", "leduc_poker"), ("xdo", "leduc_poker"), ("jpsro", "kuhn_poker(players=3)")])
 def test_variants_resume_to_identical_numbers(algorithm, game, tmp_path):
-    solver = "cce" if algorithm == "jpsro" else "nash"
-    full = psro.PSRO(game, "exact", solver, algorithm=algorithm).run(iterations=6)
-    psro.PSRO(game, "exact", solver, algorithm=algorithm, out=tmp_path / "a").run(iterations=3)
+    full = psro.PSRO(game, "exact", algorithm=algorithm).run(iterations=6)  # default solvers
+    psro.PSRO(game, "exact", algorithm=algorithm, out=tmp_path / "a").run(iterations=3)
     resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=6)
     assert _numbers(resumed) == _numbers(full)
     if algorithm == "jpsro":
@@ -145,7 +144,21 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
       "objective=max"], "objective must be one of entropy, gini, welfare; got 'max'"),
     (["--algorithm", "pipeline"], "algorithm 'pipeline' trains PPO learners in chunks"),
     (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "0"],
-     "pipeline_width must be a positive integer; got 0"),
+     "pipeline_width must be an integer from 1 to 64; got 0"),
+    (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "100000"],
+     "pipeline_width must be an integer from 1 to 64; got 100,000"),
+    # settings that no part of the run reads are refused, for every algorithm and option
+    (["--algorithm", "xdo", "--meta-solver", "alpharank"],
+     "meta_solver has no effect in this run: algorithm 'xdo' reads no meta-solver"),
+    (["--algorithm", "xdo", "--meta-solver-option", "seed=3"],
+     "meta_solver_options has no effect in this run: algorithm 'xdo' reads no meta-solver"),
+    (["--pipeline-width", "3"], "pipeline_width has no effect in this run: it is a setting of "
+                                "algorithm 'pipeline', and this run's algorithm is 'psro'"),
+    (["--algorithm", "rectified", "--anytime-rounds", "5"],
+     "anytime_rounds has no effect in this run: it is a setting of algorithm 'anytime'"),
+    (["--ppo", "env_steps=5000"], "ppo has no effect in this run: oracle 'exact' trains no PPO"),
+    (["--config", "mc.toml"], "monte_carlo has no effect in this run: payoffs are computed "
+                              "exactly"),
     (["--algorithm", "pipeline", "--oracle", "ppo", "--ppo", "warm_start=false"],
      "ppo.warm_start must be true"),
     (["--algorithm", "xdo", "--game", "leduc_poker", "--oracle", "ppo", "--config",
@@ -161,6 +174,7 @@ def test_variants_that_cannot_run_are_refused_before_any_work(argv, match, tmp_p
                                                               monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "small.toml").write_text("max_nodes = 1000\n")
+    (tmp_path / "mc.toml").write_text("[monte_carlo]\ntolerance = 0.05\n")
     game = [] if "--game" in argv else ["--game", "kuhn_poker"]
     assert main(["run", *game, *argv, "--out", "X"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -328,7 +342,7 @@ def test_restricted_cfr_on_kuhn_matches_openspiel_nash_conv_and_the_game_value()
 def test_xdo_on_three_player_kuhn_uses_cfr_and_converges():
     from open_spiel.python.algorithms import exploitability as os_exploitability
 
-    run = psro.PSRO("kuhn_poker(players=3)", algorithm="xdo", meta_solver="prd")
+    run = psro.PSRO("kuhn_poker(players=3)", algorithm="xdo")
     rows = run.run(iterations=14)
     assert run.stop_reason == "restricted_game_complete"
     assert rows[-1]["nash_conv"] <= 1e-3

@@ -119,10 +119,3 @@ def test_anytime_rounds_refusals(argv, match, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and match in err[0], err
     assert not (tmp_path / "x").exists()
-
-
-def test_anytime_rounds_belong_to_anytime(tmp_path, capsys):
-    assert main(["run", "--game", "kuhn_poker", "--anytime-rounds", "3",
-                 "--out", str(tmp_path / "x")]) == 2
-    assert "anytime_rounds is a setting of algorithm 'anytime'; got algorithm 'psro'" in \
-        capsys.readouterr().err

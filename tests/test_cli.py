@@ -126,9 +126,14 @@ def test_resume_cleans_up_after_a_kill_and_never_follows_links(tmp_path, capsys)
         file.write_bytes(b"half")
     outside = tmp_path / "outside.jsonl"
     outside.write_text("not the run's\n")
+    log = (out / "oracle_log.jsonl").read_bytes()
     (out / "oracle_log.jsonl").unlink()
-    (out / "oracle_log.jsonl").symlink_to(outside)
+    (out / "oracle_log.jsonl").symlink_to(outside)  # planted: refused, never written through
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "3", "--quiet"]) == 2
+    assert "oracle_log.jsonl is not a regular file" in capsys.readouterr().err
+    assert outside.read_text() == "not the run's\n"
+    assert (out / "oracle_log.jsonl").is_symlink()
+    (out / "oracle_log.jsonl").unlink()
+    (out / "oracle_log.jsonl").write_bytes(log)
     assert main(["run", "--resume", "--out", str(out), "--iterations", "3", "--quiet"]) == 0
     assert not any(file.exists() for file in leftovers)
-    assert outside.read_text() == "not the run's\n"
-    assert not (out / "oracle_log.jsonl").is_symlink()

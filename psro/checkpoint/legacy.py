@@ -13,6 +13,7 @@ from psro.config import RunConfig
 from psro.errors import ConfigError, RunDirectoryError
 from psro.payoffs import PayoffTable
 from psro.state import RunState
+from psro.text_files import read_json
 
 LEGACY_VERSIONS = (1, 2)
 
@@ -69,8 +70,8 @@ def load_legacy(path: Path, config: RunConfig, networks: bool) -> tuple[RunState
     keys = meta.get("infoset_keys")
     if keys is None and (path / "population.json").is_file():
         try:
-            keys = json.loads((path / "population.json").read_text()).get("infoset_keys")
-        except (OSError, ValueError, AttributeError):
+            keys = read_json(path / "population.json").get("infoset_keys")
+        except (ValueError, AttributeError):
             keys = None
     manifest = {"evaluation": evaluation, "infoset_digest": meta.get("infoset_digest"),
                 "infoset_keys": keys}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ from psro.errors import RunDirectoryError
 from psro.files import file_digest
 from psro.members import UniformMember
 from psro.policies import TabularPolicy
+from psro.text_files import parse_json
 
 
 def network_path(directory: Path, player: int, index: int) -> Path:
@@ -90,7 +90,7 @@ def read_log(file: Path, rows: int) -> list[dict]:
     try:
         with open(file) as handle:
             for _, line in zip(range(rows), handle, strict=False):
-                log.append(json.loads(line))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                log.append(parse_json(line))
+    except (OSError, ValueError):  # ValueError: parse_json's, or a line that is not UTF-8
         pass
     return log

@@ -10,7 +10,14 @@ import numpy as np
 
 from psro.checkpoint.legacy import LEGACY_VERSIONS, check_rows, load_legacy
 from psro.checkpoint.members import member_from_record, read_log
-from psro.checkpoint.writer import FORMAT_VERSION, VIEWS, RunWriter, _record_path, _Saved
+from psro.checkpoint.writer import (
+    FORMAT_VERSION,
+    RUN_FOLDERS,
+    VIEWS,
+    RunWriter,
+    _record_path,
+    _Saved,
+)
 from psro.config import RunConfig
 from psro.errors import ConfigError, RunDirectoryError
 from psro.files import (
@@ -23,6 +30,7 @@ from psro.files import (
 )
 from psro.payoffs import PayoffTable
 from psro.state import RunState, joint_from_record
+from psro.text_files import read_json
 
 
 @dataclass
@@ -57,8 +65,6 @@ class SavedRun:
         self.last.log_rows_before = min(self.last.log_rows_before, log_rows)
         for name in VIEWS:
             path, length = self.path / name, self.last.views_after[name]
-            if path.is_symlink():
-                path.unlink()
             if path.is_file() and path.stat().st_size >= length:
                 append_bytes(path, b"", length)
             else:
@@ -77,27 +83,32 @@ def read_config(path: str | Path) -> RunConfig:
     if not file.is_file():
         raise RunDirectoryError(f"{path} is not a run directory (no config.json)")
     try:
-        data = json.loads(file.read_text())
+        data = read_json(file)
         return RunConfig.from_dict(data, source=str(file)).validate()
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as err:
-        raise RunDirectoryError(f"{file} is corrupt: {err}") from None
     except (ConfigError, TypeError) as err:
         raise RunDirectoryError(f"{file} is not a valid run config: {err}") from None
+    except ValueError as err:
+        raise RunDirectoryError(f"{file} is corrupt: {err}") from None
 
 
-def load(path: str | Path, networks: bool = True) -> SavedRun:
+def load(path: str | Path, networks: bool = True, resume: bool = False) -> SavedRun:
     """Read a run directory of any format. With ``networks=False`` neural members are left
     unloaded (tables, payoffs and metrics only; no torch needed). Corrupt or incompatible files
-    raise :class:`RunDirectoryError` and are left untouched."""
+    raise :class:`RunDirectoryError` and are left untouched, and so do a missing record, a
+    symbolic link where the run keeps a folder or a log, and a log shorter than the records
+    vouch for (with ``resume``, for a writer that continues the run, such a log is accepted:
+    :meth:`SavedRun.writer` rebuilds it from the records)."""
     path = Path(path)
     config = read_config(path)
+    check_run_folders(path)
     manifest_file = path / "run.json"
     if not manifest_file.is_file():
+        check_views(path, None)
         state, manifest, version = load_legacy(path, config, networks)
         return SavedRun(path, config, state, manifest, version)
     try:
-        manifest = json.loads(manifest_file.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        manifest = read_json(manifest_file)
+    except ValueError as err:
         raise RunDirectoryError(f"{manifest_file} is corrupt: {err}") from None
     if not isinstance(manifest, dict) or "format_version" not in manifest:
         raise RunDirectoryError(f"{manifest_file} is corrupt: it must hold a table with a "
@@ -114,13 +125,71 @@ def load(path: str | Path, networks: bool = True) -> SavedRun:
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
         raise RunDirectoryError(f"run files in {path} are inconsistent: {err!r}") from None
-    return SavedRun(path, config, state, manifest, version, _Saved.from_meta(records[-1][0]))
+    last = _Saved.from_meta(records[-1][0])
+    check_views(path, None if resume else last)
+    return SavedRun(path, config, state, manifest, version, last)
+
+
+def check_run_folders(path: Path) -> None:
+    """A run's folders (``iterations``, ``networks``, ``tensorboard``, ``report``) must be its
+    own directories: a symbolic link there, or a file, is refused (a writer would follow it
+    out of the run directory)."""
+    for name in RUN_FOLDERS:
+        folder = path / name
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            kind = "a symbolic link" if folder.is_symlink() else "not a directory"
+            raise RunDirectoryError(f"{folder} is {kind}; a run's folders must be its own "
+                                    f"directories (it was left untouched)")
+
+
+def _record_files(path: Path) -> list[Path]:
+    """The record files, one per iteration from 0 with none missing."""
+    folder = path / "iterations"
+    numbers = sorted(int(entry.name[:6]) for entry in folder.iterdir()
+                     if RUN_FOLDERS["iterations"].fullmatch(entry.name)) \
+        if folder.is_dir() else []
+    if not numbers:
+        raise RunDirectoryError(f"{path} holds no saved iteration yet")
+    missing = sorted(set(range(numbers[-1] + 1)) - set(numbers))
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
+        raise RunDirectoryError(f"{folder} has records up to iteration {numbers[-1]} but not "
+                                f"those of iteration(s) {shown}: the run is damaged, and was "
+                                f"left untouched")
+    files = [_record_path(path, k) for k in numbers]
+    linked = next((f for f in files if f.is_symlink() or not f.is_file()), None)
+    if linked is not None:
+        raise RunDirectoryError(f"record {linked} is not a regular file (a symbolic link or a "
+                                f"folder); it was left untouched")
+    return files
+
+
+def check_views(path: Path, last: _Saved | None) -> None:
+    """The log files must be the run's own files (not symbolic links) and, given the ``last``
+    record, hold at least what the last record vouches for: a log cut short or removed after it was
+    written is damage, named here (``psro run --resume`` rebuilds such logs from the records).
+    Longer logs are an iteration being written, or one whose record a kill interrupted, which
+    a resume cuts."""
+    for name in VIEWS:
+        file = path / name
+        if file.is_symlink() or (file.exists() and not file.is_file()):
+            raise RunDirectoryError(f"{file} is not a regular file (a symbolic link or a "
+                                    f"folder); a run's logs are its own files (it was left "
+                                    f"untouched)")
+        if last is None:
+            continue
+        size = file.stat().st_size if file.is_file() else 0
+        if size < last.views_after[name]:
+            state = "is missing" if not file.exists() else \
+                f"holds {size:,} bytes where the records vouch for {last.views_after[name]:,}"
+            raise RunDirectoryError(f"{file} {state}: the log disagrees with the run's records "
+                                    f"up to iteration {last.iteration}; psro run --resume "
+                                    f"rebuilds it from them")
 
 
 def _read_records(path: Path) -> list[tuple[dict, dict[str, np.ndarray]]]:
     records = []
-    while _record_path(path, len(records)).is_file():
-        file = _record_path(path, len(records))
+    for file in _record_files(path):
         try:
             with np.load(file, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
@@ -135,8 +204,6 @@ def _read_records(path: Path) -> list[tuple[dict, dict[str, np.ndarray]]]:
         if meta.get("iteration") != len(records):
             raise RunDirectoryError(f"record {file} holds iteration {meta.get('iteration')!r}")
         records.append((meta, arrays))
-    if not records:
-        raise RunDirectoryError(f"{path} holds no saved iteration yet")
     return records
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from psro.checkpoint.members import network_files, network_path
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.files import (
+    TEMPORARY_FILE,
     DirectoryLock,
     append_bytes,
     atomic_write_bytes,
@@ -21,6 +23,7 @@ from psro.files import (
     checksum,
     csv_rows,
     file_digest,
+    foreign_entries,
     jsonl,
 )
 from psro.members import network_of
@@ -32,34 +35,75 @@ VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
 """Files appended after every iteration; each record holds their lengths."""
 
 
-RUN_FILES = frozenset({"config.json", "run.json", ".lock", "iterations", "networks",
-                       "tensorboard", "report", *VIEWS, "checkpoint.npz", "payoffs.npz",
+RUN_FILES = frozenset({"config.json", "run.json", *VIEWS, "checkpoint.npz", "payoffs.npz",
                        "population.npz", "population.json", "ppo_log.jsonl"})
-"""What a run directory of any format holds (``report`` is ``psro report``'s default)."""
+"""The files at the top of a run directory of any format."""
+RUN_FOLDERS = {"iterations": re.compile(r"\d{6}\.npz"),
+               "networks": re.compile(r"player\d+_member\d+\.(pt|json)"),
+               "tensorboard": re.compile(r"events\.out\.tfevents\..+"),
+               "report": None}
+"""The folders of a run directory and the names the toolkit writes in each (``report`` is
+``psro report``'s default output, which lists what it wrote in its own manifest)."""
+
+
+def foreign_run_entries(path: Path) -> list[str]:
+    """Everything in the run directory ``path`` that the toolkit did not write, as paths
+    relative to it: unknown names, symbolic links, a folder where a file belongs or the
+    reverse, and unknown files inside the run's folders."""
+    foreign = []
+    for entry in sorted(path.iterdir()):
+        name = entry.name
+        if name == ".lock" or (TEMPORARY_FILE.fullmatch(name) and not entry.is_symlink()):
+            continue
+        if entry.is_symlink():
+            foreign.append(name)
+        elif name in RUN_FILES:
+            if not entry.is_file():
+                foreign.append(name)
+        elif name in RUN_FOLDERS and entry.is_dir():
+            foreign += [f"{name}/{inner}" for inner in foreign_entries(entry, RUN_FOLDERS[name])]
+        else:
+            foreign.append(name)
+    return foreign
 
 
 def _check_replaceable(path: Path) -> None:
     """``--overwrite`` replaces a run and only a run: refuse a directory without a run's
-    ``config.json`` or holding anything a run does not write."""
+    ``config.json`` or holding anything the toolkit did not write, in its folders too."""
     if not path.is_dir() or not (path / "config.json").is_file():
         raise RunDirectoryError(f"{path} does not hold a run; --overwrite only replaces an "
                                 f"earlier run directory")
-    foreign = sorted(entry.name for entry in path.iterdir() if entry.name not in RUN_FILES
-                     and not (entry.name.startswith(".") and entry.name.endswith(".tmp")))
+    foreign = foreign_run_entries(path)
     if foreign:
         raise RunDirectoryError(f"{path} holds files a run does not write ({foreign[0]}"
                                 f"{', ...' if len(foreign) > 1 else ''}); --overwrite only "
                                 f"replaces an earlier run directory, so nothing was removed")
 
 
-def _remove_run_files(path: Path) -> None:
-    for entry in path.iterdir():
+def _remove_run_files(path: Path) -> list[str]:
+    """Remove an earlier run's files (checked by :func:`_check_replaceable`); returns what was
+    removed, in words."""
+    removed = []
+    for entry in sorted(path.iterdir()):
         if entry.name == ".lock":
             continue
         if entry.is_dir() and not entry.is_symlink():
+            count = sum(1 for _ in entry.iterdir())
             shutil.rmtree(entry)
+            removed.append(f"{entry.name}/ ({count} file{'s' if count != 1 else ''})")
         else:
             entry.unlink()
+            if not TEMPORARY_FILE.fullmatch(entry.name):
+                removed.append(entry.name)
+    return removed
+
+
+def _view_data(state: RunState, k: int, log_rows_before: int, log_rows: int) -> dict[str, bytes]:
+    """What iteration ``k`` appends to each log."""
+    row = state.metrics[k]
+    return {"metrics.jsonl": jsonl([row]), "metrics.csv": csv_rows([row], header=k == 0),
+            "mixtures.jsonl": jsonl([state.mixture_history[k]]),
+            "oracle_log.jsonl": jsonl(state.oracle_log[log_rows_before:log_rows])}
 
 
 def _record_path(directory: Path, iteration: int) -> Path:
@@ -93,6 +137,8 @@ class RunWriter:
     def __init__(self, path: str | Path, last: _Saved | None = None):
         self.path = Path(path)
         self.last = last
+        self.removed: list[str] = []
+        """What :meth:`create` removed of an earlier run (``overwrite``), in words."""
         self.lock = DirectoryLock(self.path)
 
     @classmethod
@@ -119,7 +165,8 @@ class RunWriter:
             writer = cls(path)
             writer.lock.acquire()
             if replace:
-                _remove_run_files(path)
+                _check_replaceable(path)  # again, now that no other run can write there
+                writer.removed = _remove_run_files(path)
             atomic_write_text(path / "config.json", config.to_json())
             atomic_write_text(path / "run.json",
                               json.dumps({"format_version": FORMAT_VERSION, **manifest}))
@@ -154,9 +201,14 @@ class RunWriter:
 
     def _write(self, state: RunState, k: int, sizes_before: tuple[int, ...],
                views_before: dict[str, int], log_rows_before: int,
-               sizes: tuple[int, ...] | None = None, log_rows: int | None = None) -> None:
+               sizes: tuple[int, ...] | None = None, log_rows: int | None = None,
+               append: bool = True) -> None:
         """Write record ``k`` (members ``sizes_before`` to ``sizes``, log rows
-        ``log_rows_before`` to ``log_rows``; by default everything up to now)."""
+        ``log_rows_before`` to ``log_rows``; by default everything up to now). The logs are
+        appended first and the record written last; when either fails, the logs are cut back
+        to ``views_before``, so they never hold an iteration that has no record. With
+        ``append=False`` the logs are left alone (the record still holds the lengths they
+        will have)."""
         sizes = state.sizes if sizes is None else tuple(sizes)
         log_rows = len(state.oracle_log) if log_rows is None else log_rows
         members, arrays = [], {}
@@ -181,11 +233,16 @@ class RunWriter:
             arrays[f"block{b}_counts"] = counts
             arrays[f"block{b}_std_errs"] = errors
         row = state.metrics[k]
-        data = {"metrics.jsonl": jsonl([row]), "metrics.csv": csv_rows([row], header=k == 0),
-                "mixtures.jsonl": jsonl([state.mixture_history[k]]),
-                "oracle_log.jsonl": jsonl(state.oracle_log[log_rows_before:log_rows])}
-        views_after = {name: append_bytes(self.path / name, data[name], views_before[name])
-                       for name in VIEWS}
+        data = _view_data(state, k, log_rows_before, log_rows)
+        if append:
+            try:
+                views_after = {name: append_bytes(self.path / name, data[name],
+                                                  views_before[name]) for name in VIEWS}
+            except OSError:
+                self._cut_views(views_before)
+                raise
+        else:
+            views_after = {name: views_before[name] + len(data[name]) for name in VIEWS}
         meta = {"format_version": FORMAT_VERSION, "iteration": k, "sizes": list(sizes),
                 "sizes_before": list(sizes_before), "members": members, "metrics": row,
                 "mixtures": state.mixture_history[k],
@@ -196,9 +253,23 @@ class RunWriter:
                 "views": views_after}
         meta["checksum"] = checksum(meta, arrays)
         payload = {"meta": np.array(json.dumps(meta)), **arrays}
-        atomic_write_bytes(_record_path(self.path, k), lambda h: np.savez(h, **payload))
+        try:
+            atomic_write_bytes(_record_path(self.path, k), lambda h: np.savez(h, **payload))
+        except OSError:
+            if append:
+                self._cut_views(views_before)
+            raise
         self.last = _Saved(k, tuple(sizes_before), sizes, views_before, views_after,
                            log_rows_before, log_rows)
+
+    def _cut_views(self, lengths: dict[str, int]) -> None:
+        """Cut the logs back to ``lengths`` (after a failed save; best effort, as the disk that
+        refused the save may refuse this too: a resume cuts them in any case)."""
+        for name in VIEWS:
+            try:
+                append_bytes(self.path / name, b"", lengths[name])
+            except OSError:
+                pass
 
     def release(self) -> None:
         """Let another run take the directory (the next save takes the lock again)."""
@@ -213,8 +284,18 @@ class RunWriter:
         for k in range(state.iteration + 1):
             sizes = tuple(len(m) for m in state.mixture_history[k]["mixtures"])
             rows = sum(1 for r in state.oracle_log if r.get("iteration", 0) <= k)
-            self._write(state, k, sizes_before, views, log_rows, sizes, rows)
+            self._write(state, k, sizes_before, views, log_rows, sizes, rows, append=False)
             sizes_before, views, log_rows = sizes, self.last.views_after, rows
+        # The logs last, whole: a conversion killed before run.json leaves the old run as it was.
+        logs = dict.fromkeys(VIEWS, b"")
+        rows_before = 0
+        for k in range(state.iteration + 1):
+            rows = sum(1 for r in state.oracle_log if r.get("iteration", 0) <= k)
+            for name, data in _view_data(state, k, rows_before, rows).items():
+                logs[name] += data
+            rows_before = rows
+        for name in VIEWS:
+            atomic_write_bytes(self.path / name, lambda h, d=logs[name]: h.write(d))
         atomic_write_text(self.path / "run.json",
                           json.dumps({"format_version": FORMAT_VERSION, **manifest}))
         for name in ("checkpoint.npz", "payoffs.npz", "population.npz", "population.json",

@@ -155,11 +155,13 @@ class TargetedOracle:
 
 @dataclass(frozen=True)
 class OracleEntry:
-    """A registered oracle: its factory, and whether it plays simultaneous-move games through
-    their turn-based version (as batched rollouts do)."""
+    """A registered oracle: its factory, whether it plays simultaneous-move games through
+    their turn-based version (as batched rollouts do), and the RunConfig fields it reads
+    (``settings``: a setting no part of a run reads is refused, not silently dropped)."""
 
     factory: OracleFactory
     turn_based: bool = False
+    settings: tuple[str, ...] = ("oracle_options",)
 
 
 def _exact(context: GameContext) -> Oracle:
@@ -174,19 +176,22 @@ def _ppo(context: GameContext) -> Oracle:
     return PPOOracle.build(context)
 
 
-_ORACLES: dict[str, OracleEntry] = {"exact": OracleEntry(_exact),
-                                    "ppo": OracleEntry(_ppo, turn_based=True)}
+_ORACLES: dict[str, OracleEntry] = {"exact": OracleEntry(_exact, settings=()),
+                                    "ppo": OracleEntry(_ppo, turn_based=True,
+                                                       settings=("ppo",))}
 
 
-def register(name: str, factory: OracleFactory, *, turn_based: bool = False) -> None:
+def register(name: str, factory: OracleFactory, *, turn_based: bool = False,
+             settings: tuple[str, ...] = ("oracle_options",)) -> None:
     """Make ``factory(context) -> Oracle`` available as oracle ``name``. ``turn_based``: the
-    oracle plays simultaneous-move games through their turn-based version. Registering a taken
-    name is a :class:`ConfigError`."""
+    oracle plays simultaneous-move games through their turn-based version; ``settings``: the
+    RunConfig fields it reads (``oracle_options``, checked by the factory; add ``"ppo"`` if it
+    reads the PPO table). Registering a taken name is a :class:`ConfigError`."""
     if not isinstance(name, str) or not name:
         raise ConfigError(f"an oracle name must be a non-empty string; got {name!r}")
     if name in _ORACLES:
         raise ConfigError(f"oracle {name!r} is already registered")
-    _ORACLES[name] = OracleEntry(factory, turn_based)
+    _ORACLES[name] = OracleEntry(factory, turn_based, tuple(settings))
 
 
 def names() -> tuple[str, ...]:
