@@ -13,6 +13,7 @@ from psro.errors import (
     ConfigError,
     GameTooLargeError,
     MetaSolverError,
+    OutputFileError,
     PolicyError,
     RunDirectoryError,
     ToolkitError,
@@ -38,8 +39,8 @@ from psro.sequence_form import SequenceFormGame
 
 __all__ = [
     "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy", "MetaSolverError",
-    "PSRO", "PayoffTable", "PolicyError", "PolicyExploitability", "Run", "RunConfig",
-    "RunDirectoryError", "SequenceFormGame", "TabularPolicy", "ToolkitError", "backends",
-    "exact_exploitability", "exploitability", "from_openspiel", "game_tree", "load_run",
+    "OutputFileError", "PSRO", "PayoffTable", "PolicyError", "PolicyExploitability", "Run",
+    "RunConfig", "RunDirectoryError", "SequenceFormGame", "TabularPolicy", "ToolkitError",
+    "backends", "exact_exploitability", "exploitability", "from_openspiel", "game_tree", "load_run",
     "oracles", "to_openspiel", "to_openspiel_tabular",
 ]

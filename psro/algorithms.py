@@ -54,7 +54,7 @@ from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
 from psro.evaluation.exact import PlanStack
 from psro.oracles import Target, plain_targets
-from psro.sequence_form import SequenceFormGame
+from psro.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
 from psro.state import RunState
 
 SUPPORT_TOL = 1e-9
@@ -127,28 +127,6 @@ class RectifiedAlgorithm(PSROAlgorithm):
                 mixtures[p], mixtures[q] = state.mixtures[p], weights
                 out.append(Target(p, tuple(mixtures), tag=int(k) + 1))
         return out
-
-
-def dual_matrix(tree: SequenceFormGame, q: int) -> sp.csr_matrix:
-    """``G`` (num_sequences x (1 + num_infosets)) of player q: ``G v >= b`` are the dual
-    constraints of q's best response to sequence values ``b`` (``v[0]`` the root, ``v[i + 1]``
-    information set i); its transpose is q's sequence-form flow constraints ``G^T y = e_0``."""
-    player = tree.players[q]
-    rows = [0] + list(range(1, player.num_sequences)) + list(player.parent_seq)
-    cols = [0] + [int(i) + 1 for i in player.seq_infoset[1:]] + \
-        list(range(1, player.num_infosets + 1))
-    data = [1.0] * player.num_sequences + [-1.0] * player.num_infosets
-    return sp.csr_matrix((data, (rows, cols)),
-                         shape=(player.num_sequences, player.num_infosets + 1))
-
-
-def payoff_matrix(tree: SequenceFormGame, rows: int, cols: int, utility: int) -> sp.csr_matrix:
-    """``M[s_rows, s_cols]``: chance-weighted returns of player ``utility`` summed over the
-    leaves reached by those two sequences (two-player games)."""
-    return sp.csr_matrix((tree.leaf_chance * tree.leaf_returns[utility],
-                          (tree.leaf_seqs[rows], tree.leaf_seqs[cols])),
-                         shape=(tree.players[rows].num_sequences,
-                                tree.players[cols].num_sequences))
 
 
 class AnytimeAlgorithm(Algorithm):
@@ -273,14 +251,23 @@ class AlgorithmEntry:
     mixture per player), ``"joint"`` (``solvers.get_joint``) or None (it reads no meta-solver,
     and ``meta_solver``/``meta_solver_options`` are refused); ``default_meta_solver`` the one
     used when none is given. ``settings``: the RunConfig fields of its own it reads
-    (``pipeline_width``, ``anytime_rounds``); ``why``: what it does instead of reading a
-    meta-solver, for the refusal."""
+    (``pipeline_width``, ``anytime_rounds``), and ``more(config, evaluation)`` those it reads
+    only in some runs; ``why``: what it does instead of reading a meta-solver, for the
+    refusal."""
 
     factory: Callable
     meta_solver: str | None = "mixtures"
     default_meta_solver: str | None = "nash"
     settings: tuple[str, ...] = ()
     why: str = ""
+    more: Callable = lambda config, evaluation: ()
+
+
+def _anytime_reads(config, evaluation: str) -> tuple[str, ...]:
+    """Anytime by regret matching (rounds set, or a game too large to walk) estimates each
+    round's member values by Monte Carlo."""
+    return ("monte_carlo",) if config.anytime_rounds is not None or evaluation == "sampled" \
+        else ()
 
 
 ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds")
@@ -288,7 +275,7 @@ ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds")
 
 ALGORITHMS: dict[str, AlgorithmEntry] = {
     "psro": AlgorithmEntry(_psro),
-    "anytime": AlgorithmEntry(_anytime, settings=("anytime_rounds",)),
+    "anytime": AlgorithmEntry(_anytime, settings=("anytime_rounds",), more=_anytime_reads),
     "rectified": AlgorithmEntry(_rectified),
     "xdo": AlgorithmEntry(_xdo, meta_solver=None, default_meta_solver=None,
                           why="it puts all the meta-weight on its restricted game's "

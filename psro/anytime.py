@@ -129,9 +129,6 @@ class RegretMatchingAnytime(Algorithm):
     Two-player zero-sum games, PPO oracle."""
 
     name = "anytime"
-    settings: tuple[str, ...] = ("monte_carlo",)
-    """RunConfig fields it reads beyond its entry's: each round's member values are Monte
-    Carlo estimates."""
 
     def __init__(self, rounds: int):
         self.rounds = rounds

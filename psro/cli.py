@@ -280,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         hint = _HINTS.get(type(err).__name__, "")
         print(f"psro {args.command}: error: {err}{hint}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as err:  # the file system refused a path the user gave (too long, ...)
+        where = f" ({err.filename})" if err.filename else ""
+        print(f"psro {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"psro {args.command}: interrupted; the last checkpoint is kept", file=sys.stderr)
         return 130

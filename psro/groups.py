@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from psro.errors import RunDirectoryError
+
 NOT_METHOD = ("seed", "iterations", "time_budget_s", "target_exploitability", "backend",
               "workers", "ray_address", "tensorboard")
 """Config keys that do not change what a run computes (grouping ignores them)."""
@@ -73,25 +75,84 @@ def flatten(config: dict, prefix: str = "") -> dict:
     return flat
 
 
+def method_key(rec) -> dict:
+    """What identifies a run's method: its flattened configuration without the keys of
+    :data:`NOT_METHOD` and without the settings no part of the run reads (e.g. PPO options
+    written out for an exact run by an earlier version), as its parts declare them."""
+    unread = _unread(rec.config, getattr(rec, "evaluation", "exact"))
+    return {k: v for k, v in flatten(rec.config).items()
+            if k not in NOT_METHOD and k.split(".")[0] not in unread}
+
+
+def _unread(config: dict, evaluation: str) -> set[str]:
+    from psro.config import RunConfig
+    from psro.parts import PART_SETTINGS, settings_read
+    from solvers import ToolkitError
+
+    try:
+        known = {k: v for k, v in config.items() if k in RunConfig.__dataclass_fields__}
+        return set(PART_SETTINGS) - settings_read(RunConfig.from_dict(known), evaluation)
+    except (ToolkitError, KeyError, TypeError):  # an oracle registered elsewhere: keep all
+        return set()
+
+
 def group_runs(records: list, labels: dict | None = None) -> list[RunGroup]:
-    """Group ``records`` by configuration (first appearance order) and label each group.
-    ``labels`` maps a run's path (as given or resolved) to a label that overrides its
-    group's."""
+    """Group ``records`` by method (:func:`method_key`; first appearance order) and label
+    each group. ``labels`` maps a run's path (as given or resolved) to a label for its
+    group. :class:`~psro.errors.RunDirectoryError` (in one line, naming the runs) for two runs
+    of one group with the same seed (they are not two seeds; the same run given twice counts
+    once), two labels for one group, or one label for two groups."""
     groups: list[RunGroup] = []
     for rec in records:
-        key = {k: v for k, v in flatten(rec.config).items() if k not in NOT_METHOD}
+        key = method_key(rec)
         group = next((g for g in groups if g.key == key), None)
         if group is None:
             group = RunGroup(key)
             groups.append(group)
+        if any(_same_run(rec, other) for other in group.records):
+            continue
         group.records.append(rec)
-    _label(groups)
     for group in groups:
-        for rec in group.records:
-            for path in (str(rec.path), str(rec.path.resolve())):
-                if labels and path.rstrip("/") in labels:
-                    group.label = labels[path.rstrip("/")]
+        _check_seeds(group)
+    _label(groups)
+    _apply_labels(groups, labels or {})
     return groups
+
+
+def _same_run(a, b) -> bool:
+    try:
+        return a.path.resolve() == b.path.resolve()
+    except OSError:
+        return str(a.path) == str(b.path)
+
+
+def _check_seeds(group: RunGroup) -> None:
+    seen: dict = {}
+    for rec in group.records:
+        seed = rec.config.get("seed")
+        if seed in seen:
+            raise RunDirectoryError(f"runs {seen[seed].path} and {rec.path} have the same "
+                                    f"configuration and seed {seed}: they are not two seeds "
+                                    f"(give one a --label to report it as a group of its own)")
+        seen[seed] = rec
+
+
+def _apply_labels(groups: list[RunGroup], labels: dict) -> None:
+    for group in groups:
+        given = {labels[path.rstrip("/")] for rec in group.records
+                 for path in (str(rec.path), str(rec.path.resolve()))
+                 if path.rstrip("/") in labels}
+        if len(given) > 1:
+            raise RunDirectoryError(f"--label gives one group (the runs of {group.label}) "
+                                    f"two labels: {', '.join(sorted(given))}; label each group "
+                                    f"once")
+        if given:
+            group.label = given.pop()
+    names = [g.label for g in groups]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise RunDirectoryError(f"two groups would both be labelled {twice!r}; give each "
+                                f"group its own --label")
 
 
 def _label(groups: list[RunGroup]) -> None:

@@ -16,6 +16,7 @@ from psro.backends import Backend, make_backend
 from psro.config import RunConfig
 from psro.context import GameContext
 from psro.errors import ConfigError
+from psro.evaluation import SETTINGS as EVALUATOR_SETTINGS
 from psro.evaluation import Evaluator, make_evaluator
 from psro.ppo_config import PPOConfig
 from psro.tensorboard import require_tensorboard
@@ -73,14 +74,24 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     if not oracles.targeted(oracle) and algorithm.name == "rectified":
         raise ConfigError(f"algorithm 'rectified' trains several best responses per player; "
                           f"oracle {config.oracle!r} has no targeted_tasks")
-    reads = {*oracle_entry.settings, *evaluator.settings, *entry.settings,
-             *getattr(algorithm, "settings", ())}
-    if entry.meta_solver is not None:
-        reads |= {"meta_solver", "meta_solver_options"}
+    reads = settings_read(config, evaluator.name)
     config = _without_unread(config, reads, entry, resumed)
     if "ppo" in reads:  # written out in full, so a resume keeps them whatever a later default
         config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
     return Parts(config, context, oracle, evaluator, meta_solver, backend, algorithm)
+
+
+def settings_read(config: RunConfig, evaluation: str) -> set[str]:
+    """The fields of :data:`PART_SETTINGS` that a run of ``config`` reads, as its parts declare
+    them: its oracle's, its evaluator's (``evaluation``: ``"exact"`` or ``"sampled"``) and its
+    algorithm's (with the meta-solver and its options where it calls one). Reports group runs
+    by these only, so a setting no part read never tells two methods apart."""
+    entry = algorithms.get(config.algorithm)
+    reads = {*oracles.get(config.oracle).settings, *EVALUATOR_SETTINGS[evaluation],
+             *entry.settings, *entry.more(config, evaluation)}
+    if entry.meta_solver is not None:
+        reads |= {"meta_solver", "meta_solver_options"}
+    return reads
 
 
 def _meta_solver(config: RunConfig, kind: str | None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyspiel
 from open_spiel.python import policy as os_policy
 
 from games.simulation import observation_tensor
@@ -102,8 +103,28 @@ def to_openspiel(tree: SequenceFormGame, policies: list[TabularPolicy]) -> os_po
     return _PlanPolicy(tree, [[p] for p in policies], [np.ones(1) for _ in policies])
 
 
+def simultaneous_state(game: pyspiel.Game, history: list[int]) -> pyspiel.State:
+    """The state of the simultaneous-move ``game`` that a state of its turn-based version
+    (``pyspiel.convert_to_turn_based``) with this ``history`` stands for: chance outcomes are
+    replayed one by one and each round's moves together; in the middle of a round the state is
+    the simultaneous node itself (the players still to move have not seen the others' moves)."""
+    state, i, n = game.new_initial_state(), 0, game.num_players()
+    while i < len(history) and not state.is_terminal():
+        if not state.is_simultaneous_node():
+            state.apply_action(history[i])
+            i += 1
+        elif len(history) - i < n:
+            break
+        else:
+            state.apply_actions(history[i:i + n])
+            i += n
+    return state
+
+
 class _PlanPolicy(os_policy.Policy):
-    """Behaviour strategies induced by mixed realization plans (see :class:`MetaPolicy`)."""
+    """Behaviour strategies induced by mixed realization plans (see :class:`MetaPolicy`). On a
+    simultaneous-move game they also answer for the states of its turn-based version, which
+    OpenSpiel's ``exploitability`` functions need."""
 
     def __init__(self, tree: SequenceFormGame, populations, weights):
         super().__init__(tree.game, list(range(tree.num_players)))
@@ -114,9 +135,14 @@ class _PlanPolicy(os_policy.Policy):
             sum(w * member.realization_plan(tree) for w, member in zip(ws, pop, strict=True))
             for ws, pop in zip(self.weights, populations, strict=True)
         ]
+        self._dynamics = tree.game.get_type().dynamics
+        self._simultaneous = self._dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
 
     def action_probabilities(self, state, player_id=None):
         player = state.current_player() if player_id is None else player_id
+        if self._simultaneous and not state.is_simultaneous_node() \
+                and state.get_game().get_type().dynamics != self._dynamics:
+            state = simultaneous_state(self.tree.game, state.history())  # turn-based version
         tree_p = self.tree.players[player]
         index = self.tree.infoset_index(player, state.information_state_string(player))
         if index is None:

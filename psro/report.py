@@ -36,6 +36,7 @@ class RunRecord:
         self.path = Path(path)
         saved = checkpoint.load(self.path, networks=False)
         self.config = saved.config.to_dict()
+        self.evaluation = saved.state.evaluation
         self.metrics = saved.state.metrics
         self.mixtures = [row["mixtures"] for row in saved.state.mixture_history]
         self.payoffs = {"values": saved.state.table.values}

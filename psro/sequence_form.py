@@ -21,6 +21,7 @@ import itertools
 
 import numpy as np
 import pyspiel
+import scipy.sparse as sp
 
 from games.loading import GameError
 from games.probe import failure
@@ -193,3 +194,25 @@ class SequenceFormGame:
             probs[infosets, best] = 1.0
             np.add.at(value, tree.parent_seq[infosets], values[np.arange(len(best)), best])
         return probs, float(value[0])
+
+
+def dual_matrix(tree: SequenceFormGame, q: int) -> sp.csr_matrix:
+    """``G`` (num_sequences x (1 + num_infosets)) of player q: ``G v >= b`` are the dual
+    constraints of q's best response to sequence values ``b`` (``v[0]`` the root, ``v[i + 1]``
+    information set i); its transpose is q's sequence-form flow constraints ``G^T y = e_0``."""
+    player = tree.players[q]
+    rows = [0] + list(range(1, player.num_sequences)) + list(player.parent_seq)
+    cols = [0] + [int(i) + 1 for i in player.seq_infoset[1:]] + \
+        list(range(1, player.num_infosets + 1))
+    data = [1.0] * player.num_sequences + [-1.0] * player.num_infosets
+    return sp.csr_matrix((data, (rows, cols)),
+                         shape=(player.num_sequences, player.num_infosets + 1))
+
+
+def payoff_matrix(tree: SequenceFormGame, rows: int, cols: int, utility: int) -> sp.csr_matrix:
+    """``M[s_rows, s_cols]``: chance-weighted returns of player ``utility`` summed over the
+    leaves reached by those two sequences (two-player games)."""
+    return sp.csr_matrix((tree.leaf_chance * tree.leaf_returns[utility],
+                          (tree.leaf_seqs[rows], tree.leaf_seqs[cols])),
+                         shape=(tree.players[rows].num_sequences,
+                                tree.players[cols].num_sequences))

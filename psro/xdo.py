@@ -36,12 +36,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.algorithms import Algorithm, dual_matrix, payoff_matrix
+from psro.algorithms import Algorithm
 from psro.errors import MetaSolverError
 from psro.oracles import Target, plain_targets
 from psro.policies import TabularPolicy
 from psro.restricted_cfr import behaviour, solve_restricted
-from psro.sequence_form import SequenceFormGame
+from psro.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
 from psro.state import RunState
 
 EQUILIBRIUM = "xdo_restricted_nash"

@@ -65,7 +65,7 @@ def test_unequal_runs_are_aligned_without_invented_values():
 
 
 def test_groups_and_labels():
-    records = [_fake(s, {"game": "kuhn_poker", "meta_solver": m, "oracle": "exact",
+    records = [_fake(s, {"game": "kuhn_poker", "meta_solver": m, "oracle": "ppo",
                          "iterations": 5 + s, "ppo": {"env_steps": 1}}, [(0.0, 1.0)])
                for m in ("nash", "prd") for s in (0, 1, 2)]
     made = groups.group_runs(records)
@@ -77,9 +77,49 @@ def test_groups_and_labels():
         "meta_solver=nash, ppo.env_steps=1", "meta_solver=prd, ppo.env_steps=1",
         "meta_solver=prd, ppo.env_steps=2"]
     one = groups.group_runs(records[:2])
-    assert one[0].label == "game=kuhn_poker, oracle=exact, meta_solver=nash"
+    assert one[0].label == "game=kuhn_poker, oracle=ppo, meta_solver=nash"
     renamed = groups.group_runs(records[:2], {"/runs/nash/1": "Nash PSRO"})
     assert renamed[0].label == "Nash PSRO"
+
+
+def test_settings_no_part_reads_never_split_groups():
+    """PPO options of exact runs (written out in full by earlier versions), a pipeline width
+    of a psro run and xdo's meta-solver are read by no part of those runs."""
+    base = {"game": "kuhn_poker", "oracle": "exact"}
+    records = [_fake(0, {**base, "ppo": {"env_steps": 1}}, [(0.0, 1.0)]),
+               _fake(1, {**base, "ppo": {}, "pipeline_width": 5}, [(0.0, 1.0)]),
+               _fake(2, {**base, "ppo": {"lr": 0.1}, "monte_carlo": {"batch": 3}}, [(0.0, 1.0)])]
+    assert [g.seeds for g in groups.group_runs(records)] == [[0, 1, 2]]
+    xdo = [_fake(s, {**base, "algorithm": "xdo", "meta_solver": m}, [(0.0, 1.0)])
+           for s, m in ((0, "nash"), (1, None))]
+    assert [g.seeds for g in groups.group_runs(xdo)] == [[0, 1]]
+    sampled = [_fake(s, {**base, "oracle": "ppo", "monte_carlo": {"batch": b}}, [(0.0, 1.0)])
+               for s, b in ((0, 3), (1, 4))]
+    for rec in sampled:
+        rec.evaluation = "sampled"  # a game too large to walk reads its Monte Carlo options
+    assert len(groups.group_runs(sampled)) == 2
+
+
+@pytest.mark.parametrize("case,match", [
+    ("same seed", "have the same configuration and seed 0: they are not two seeds"),
+    ("two labels", "two labels: A, B"),
+    ("one label", "two groups would both be labelled 'A'"),
+])
+def test_reports_refuse_seeds_and_labels_that_would_mislead(case, match):
+    runs = [_fake(0, {"meta_solver": "nash"}, [(0.0, 1.0)]),
+            _fake(1, {"meta_solver": "nash"}, [(0.0, 1.0)]),
+            _fake(0, {"meta_solver": "prd"}, [(0.0, 1.0)])]
+    labels = {}
+    if case == "same seed":
+        runs[1].config["seed"] = 0
+        runs[1].path = Path("/runs/copy/0")
+    elif case == "two labels":
+        labels = {"/runs/nash/0": "A", "/runs/nash/1": "B"}
+    else:
+        labels = {"/runs/nash/0": "A", "/runs/prd/0": "A"}
+    with pytest.raises(psro.RunDirectoryError, match=re.escape(match)):
+        groups.group_runs(runs, labels)
+    assert len(groups.group_runs(runs[:1] * 2)[0].records) == 1  # one run given twice: once
 
 
 @pytest.fixture(scope="module")

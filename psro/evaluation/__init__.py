@@ -46,6 +46,12 @@ class Evaluator(Protocol):
         """Metrics measured once when the run stops (None: nothing to add)."""
 
 
+SETTINGS: dict[str, tuple[str, ...]] = {"exact": (), "sampled": ("monte_carlo", "ppo")}
+"""The RunConfig fields each evaluator reads: exact values need no options; sampled ones
+read the Monte Carlo tolerance and the PPO options of the best responses that measure the
+approximate exploitability."""
+
+
 def make_evaluator(context: GameContext) -> Evaluator:
     """Exact (sequence-form) evaluation where the tree was walked, else sampled (Monte
     Carlo, with the approximate exploitability measured when the run stops)."""
@@ -58,4 +64,4 @@ def make_evaluator(context: GameContext) -> Evaluator:
     return SampledEvaluator(context)
 
 
-__all__ = ["Evaluator", "make_evaluator"]
+__all__ = ["SETTINGS", "Evaluator", "make_evaluator"]

@@ -68,8 +68,6 @@ class ExactEvaluator:
     tabular (have a realization plan)."""
 
     name = "exact"
-    settings: tuple[str, ...] = ()
-    """RunConfig fields it reads (none: exact values need no options)."""
 
     def __init__(self, tree: SequenceFormGame):
         self.tree = tree

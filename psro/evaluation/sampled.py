@@ -26,9 +26,6 @@ class SampledEvaluator:
     measured by :meth:`finish`."""
 
     name = "sampled"
-    settings: tuple[str, ...] = ("monte_carlo", "ppo")
-    """RunConfig fields it reads: the Monte Carlo tolerance, and the PPO options of the best
-    responses that measure the approximate exploitability."""
 
     def __init__(self, context: GameContext):
         if context.config.target_exploitability is not None:
