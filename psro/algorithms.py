@@ -266,8 +266,8 @@ class AlgorithmEntry:
 def _anytime_reads(config, evaluation: str) -> tuple[str, ...]:
     """Anytime by regret matching (rounds set, or a game too large to walk) estimates each
     round's member values by Monte Carlo."""
-    return ("monte_carlo",) if config.anytime_rounds is not None or evaluation == "sampled" \
-        else ()
+    return ("monte_carlo", "seed") \
+        if config.anytime_rounds is not None or evaluation == "sampled" else ()
 
 
 ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds")

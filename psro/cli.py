@@ -46,13 +46,6 @@ def _exploitability_text(row: dict) -> str:
     return f"{row['exploitability']:.6g}{suffix}{gap}"
 
 
-def _progress(run, row) -> None:
-    print(f"iter {row['iteration']:4d}  population {row['population_size']:4d}  "
-          f"exploitability {_exploitability_text(row)}  {row['wall_time_s']:8.2f}s  "
-          f"(oracle {row['oracle_s']:.2f}s, evaluation {row['evaluation_s']:.2f}s)",
-          flush=True)
-
-
 def _overrides(args) -> dict:
     """The run settings given as flags, as RunConfig fields (None where not given)."""
     return {
@@ -68,22 +61,14 @@ def _overrides(args) -> dict:
     }
 
 
-def _print_where(run, quiet: bool) -> None:
-    """Say once where the work runs (starting a Ray backend's cluster now, so that an
-    unreachable one is an error before any work)."""
-    where = getattr(run.backend, "where", None)
-    if where is not None:
-        text = where()
-        if not quiet:
-            print(text, flush=True)
-
-
 def cmd_run(args) -> int:
     """``psro run``: a new run, or ``--resume``."""
-    from psro.config import RunConfig
+    from psro.config import RunConfig, run_limits
     from psro.loop import PSRO
+    from psro.progress import ProgressLine, announce
 
-    callbacks = () if args.quiet else (_progress,)
+    callbacks = () if args.quiet else (ProgressLine(),)
+    limits = (args.iterations, args.time_budget, args.target_exploitability)
     if args.resume:
         if args.out is None:
             raise CliError("--resume needs --out DIR, the run directory to continue")
@@ -104,9 +89,9 @@ def cmd_run(args) -> int:
         if args.backend is not None or args.workers is not None or args.ray_address:
             run.use_backend(args.backend or run.config.backend, args.workers, args.ray_address)
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
-        _print_where(run, args.quiet)
-        run.run(iterations=args.iterations, time_budget_s=args.time_budget,
-                target_exploitability=args.target_exploitability)
+        run.limits = run_limits(run.config, *limits)
+        announce(run, args.quiet)
+        run.run(*limits)
     else:
         if args.out is None:
             raise CliError("--out DIR is required: the run directory to write")
@@ -121,7 +106,7 @@ def cmd_run(args) -> int:
         if run.writer.removed:
             print(f"--overwrite removed the earlier run in {args.out}: "
                   f"{', '.join(run.writer.removed)}", flush=True)
-        _print_where(run, args.quiet)
+        announce(run, args.quiet)
         run.run()
     last = run.metrics[-1]
     print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
@@ -146,7 +131,8 @@ def cmd_report(args) -> int:
             raise CliError(f"--label needs DIR=TEXT; got {text!r}")
         labels[directory.strip()] = label.strip()
     formats = [f.strip() for text in args.format or [] for f in text.split(",") if f.strip()]
-    md, html_file = write_report(args.dirs, out, labels, tuple(formats) or ("png",))
+    md, html_file = write_report(args.dirs, out, labels, tuple(formats) or ("png",),
+                                 per_run=args.runs)
     print(f"wrote {md}, {html_file}, table.tex, table.csv and the figures in {out}")
     return 0
 
@@ -199,7 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="meta-solver option, repeatable (e.g. p=0.8)")
     run.add_argument("--ppo", action="append", metavar="KEY=VALUE",
                      help="PPO oracle option, repeatable (e.g. env_steps=60000); see README")
-    run.add_argument("--iterations", type=int, help="PSRO iterations (total, with --resume)")
+    run.add_argument("--iterations", type=int,
+                     help="stop at this iteration (counting resumed ones); without it, a run "
+                          "with --time-budget or --target-exploitability runs until that, and "
+                          "one with no limit makes 20 iterations; the first limit reached ends "
+                          "the run")
     run.add_argument("--seed", type=int, help="seed of every random source (default 0)")
     run.add_argument("--out", help="run directory to write (or resume)")
     run.add_argument("--backend", help="where tasks run: local (default), processes or ray; "
@@ -207,17 +197,32 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, help="workers of --backend processes or ray")
     run.add_argument("--ray-address", help="--backend ray: auto (the cluster `ray start` made) "
                                            "or HOST:PORT (default: a private local Ray)")
-    run.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop after this")
-    run.add_argument("--target-exploitability", type=float, help="stop at or below this")
+    run.add_argument("--time-budget", type=float, metavar="SECONDS",
+                     help="stop after this much run time (summed over resumes)")
+    run.add_argument("--target-exploitability", type=float,
+                     help="stop once the meta-policy's exploitability is at or below this")
     run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
     run.add_argument("--overwrite", action="store_true",
                      help="replace an earlier run in --out (a directory holding anything "
                           "else is still refused)")
-    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress lines (the run directory records everything)")
     run.add_argument("--tensorboard", action="store_true",
                      help="also write TensorBoard scalars under OUT/tensorboard")
     run.set_defaults(func=cmd_run)
+    _report_parser(sub)
+    from psro import cli_exploitability, cli_solve
+
+    cli_solve.add_parser(sub)
+    cli_exploitability.add_parser(sub)
+    games = sub.add_parser("games", help="list the games")
+    games.set_defaults(func=cmd_games)
+    return parser
+
+
+def _report_parser(sub) -> None:
+    """The ``report`` subcommand's arguments."""
     report = sub.add_parser("report", help="write report.md, report.html, figures and "
                                            "tables for runs")
     report.add_argument("dirs", nargs="+", help="run directories; runs differing only in "
@@ -228,14 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", action="append", metavar="FMT",
                         help="figure formats: png (always written), pdf, svg; repeatable or "
                              "comma-separated")
+    report.add_argument("--runs", action=argparse.BooleanOptionalAction, default=None,
+                        help="a section per run with its meta-strategies, payoff table and "
+                             "ratings (default: for reports of up to 4 runs)")
     report.set_defaults(func=cmd_report)
-    from psro import cli_exploitability, cli_solve
-
-    cli_solve.add_parser(sub)
-    cli_exploitability.add_parser(sub)
-    games = sub.add_parser("games", help="list the games")
-    games.set_defaults(func=cmd_games)
-    return parser
 
 
 _HINTS = {"GameTooLargeError": "; use --oracle ppo (sampled payoffs and approximate "

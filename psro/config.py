@@ -18,6 +18,8 @@ OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo")
 """Fields that are tables of options: an override merges into them key by key."""
 
 MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch")
+DEFAULT_ITERATIONS = 20
+"""Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
 """Most active learners per player of the "pipeline" algorithm (each is a PPO run)."""
 MAX_SEED = 2**63 - 1
@@ -50,8 +52,10 @@ class RunConfig:
     "jpsro", "nash" for the others; "xdo" reads none). Set when the run's parts are built."""
     meta_solver_options: dict = field(default_factory=dict)
     """Options for the meta-solver, checked by `solvers.get`."""
-    iterations: int = 20
-    """PSRO iterations (each adds one best response per player)."""
+    iterations: int | None = None
+    """PSRO iterations in all, counting resumed ones (each adds one best response per
+    player). None: run until ``time_budget_s`` or ``target_exploitability`` where one is set,
+    else :data:`DEFAULT_ITERATIONS`. With several limits the first reached ends the run."""
     seed: int = 0
     """Seed of every random source of the run."""
     time_budget_s: float | None = None
@@ -96,7 +100,8 @@ class RunConfig:
                                              or self.meta_solver not in solvers.names()):
             raise ConfigError(f"unknown meta-solver {self.meta_solver!r}; accepted: "
                               f"{', '.join(solvers.names())}")
-        check_count("iterations", self.iterations)
+        if self.iterations is not None:
+            check_count("iterations", self.iterations)
         check_count("pipeline_width", self.pipeline_width, maximum=MAX_PIPELINE_WIDTH)
         if self.anytime_rounds is not None:
             check_count("anytime_rounds", self.anytime_rounds)
@@ -176,6 +181,31 @@ class RunConfig:
     def to_json(self) -> str:
         """The config as indented JSON (``config.json``)."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def run_limits(config: RunConfig, iterations: int | None = None,
+               time_budget_s: float | None = None,
+               target_exploitability: float | None = None
+               ) -> tuple[int | None, float | None, float | None]:
+    """The limits that end a run: ``(iterations, time budget, target)``, the first reached
+    ending it. A limit given here replaces the config's; one not given is the config's. A time
+    budget or target given here without iterations means "until the budget or target" (the
+    config's iteration count no longer applies); with no limit at all, the run makes
+    :data:`DEFAULT_ITERATIONS` iterations."""
+    until = iterations is None and (time_budget_s is not None
+                                    or target_exploitability is not None)
+    iterations = None if until else (config.iterations if iterations is None else iterations)
+    if time_budget_s is None:
+        time_budget_s = config.time_budget_s
+    if target_exploitability is None:
+        target_exploitability = config.target_exploitability
+    if iterations is None and time_budget_s is None and target_exploitability is None:
+        iterations = DEFAULT_ITERATIONS
+    if iterations is not None:
+        check_count("iterations", iterations)
+    check_positive("time_budget_s", time_budget_s)
+    check_positive("target_exploitability", target_exploitability)
+    return iterations, time_budget_s, target_exploitability
 
 
 def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from psro.files import atomic_write_bytes
+from psro.groups import EXACT_FLOOR
 from psro.loop import TIMING_FIELDS as TIME_FIELDS
 
 
@@ -46,11 +47,16 @@ FORMATS = ("png", "pdf", "svg")
 """Figure formats ``psro report --format`` accepts (PNG is always written: HTML embeds it)."""
 
 
-def save_figure(fig, path: Path, formats: tuple[str, ...] = ()) -> None:
-    """Lay the figure out and write it as ``path`` (PNG at 110 dpi) and in each of
-    ``formats`` beside it (vector PDF or SVG, text kept as text). Each file is written whole
-    and renamed into place (never through a link planted at its name)."""
-    fig.tight_layout()
+def save_figure(fig, path: Path, formats: tuple[str, ...] = (), tight: bool = True) -> None:
+    """Lay the figure out (``tight``) and write it as ``path`` (PNG at 110 dpi) and in each
+    of ``formats`` beside it (vector PDF or SVG, text kept as text). Each file is written
+    whole and renamed into place (never through a link planted at its name)."""
+    if tight:
+        import warnings
+
+        with warnings.catch_warnings():  # a figure too small for its text is still written
+            warnings.simplefilter("ignore", UserWarning)
+            fig.tight_layout()
     _write_figure(fig, Path(path), "png", dpi=110)
     for fmt in formats:
         if fmt != "png":
@@ -63,34 +69,76 @@ def _write_figure(fig, path: Path, fmt: str, **options) -> None:
     atomic_write_bytes(path, lambda handle: handle.write(buffer.getvalue()))
 
 
-def _save_log_plot(fig, ax, xlabel: str, ylabel: str, path: Path,
-                   formats: tuple[str, ...]) -> None:
-    style_log_axis(ax, xlabel, ylabel)
-    save_figure(fig, path, formats)
+LEGEND_IN_PANEL = 6
+"""Panels with more legend entries than this get one legend below the figure instead."""
 
 
-def plot_group_curves(curves: list[tuple[str, object, bool]], xlabel: str, ylabel: str,
-                      path: Path, formats: tuple[str, ...] = ()) -> None:
-    """One line per group (``(label, Curve, approximate)``): the mean across seeds, with its
-    95% interval shaded where there are two seeds or more (on the log axis, an interval whose
-    lower end is at or below half the smallest mean is drawn to the bottom of the axis).
-    Approximate values (lower bounds) are drawn as hollow markers."""
-    fig, ax = new_figure(7, 4.2)
-    means = np.concatenate([c.mean for _, c, _ in curves])
-    floor = 0.5 * float(_positive(means).min()) if len(means) else 1e-16
+def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title: str,
+                path: Path, formats: tuple[str, ...] = (), integer_x: bool = False) -> None:
+    """One panel per game (``panels``: ``(game, curves)``, each curve ``(label, Curve,
+    approximate)``; never two games on one axis), log y axis. Each line is the mean over the
+    group's distinct runs, with its 95% interval shaded where there are two or more (a curve
+    ends where the group's shortest run ends, so the band covers only points where every run
+    is alive). Values below :data:`psro.groups.EXACT_FLOOR` are float noise around an exact
+    equilibrium and are drawn on the floor, which is marked; approximate values (lower
+    bounds) are hollow markers. Integer ticks on iteration axes, headroom above the largest
+    value, a title per panel and one for the figure."""
+    from matplotlib.ticker import MaxNLocator
+
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = new_figure(5.2 * cols, 3.9 * rows + 0.5, rows, cols, squeeze=False)
+    entries = max(len(curves) for _, curves in panels)
+    below = entries > LEGEND_IN_PANEL
+    for k, (game, curves) in enumerate(panels):
+        ax = axes[k // cols, k % cols]
+        _draw_curves(ax, curves)
+        ax.set_title(plain_text(game), fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if integer_x:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if not below:
+            ax.legend(fontsize=7)
+    for k in range(len(panels), rows * cols):
+        axes[k // cols, k % cols].set_visible(False)
+    fig.suptitle(title, fontsize=11)
+    if below:
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", fontsize=7, ncol=min(3, entries),
+                   bbox_to_anchor=(0.5, 0.0))
+        fig.subplots_adjust(bottom=0.12 + 0.035 * -(-entries // 3))
+    save_figure(fig, path, formats, tight=not below)
+
+
+def _draw_curves(ax, curves: list) -> None:
+    floor = EXACT_FLOOR
+    tops, lows = [], []
     for label, curve, approx in curves:
-        shown = f"{plain_text(label)} (n={curve.n})" if curve.n > 1 else plain_text(label)
+        shown = plain_text(label)
+        mean = np.maximum(curve.mean, floor)
+        tops.append(float(np.nanmax(np.maximum(curve.high, curve.mean)))
+                    if curve.n > 1 else float(curve.mean.max()))
+        lows.append(float(mean.min()))
         if approx:
-            ax.plot(curve.x, _positive(curve.mean), linestyle="none", marker="o",
-                    markerfacecolor="none", label=f"{shown} (approximate: lower bound)")
+            ax.plot(curve.x, mean, linestyle="none", marker="o", markerfacecolor="none",
+                    label=f"{shown} (lower bound)")
             continue
-        style = {"marker": "."} if len(curve.x) <= 60 else {}
-        line, = ax.plot(curve.x, _positive(curve.mean), label=shown, **style)
+        style = {"marker": ".", "markersize": 4} if len(curve.x) <= 60 else {}
+        line, = ax.plot(curve.x, mean, label=shown, linewidth=1.4, **style)
         if curve.n > 1:
-            ax.fill_between(curve.x, np.maximum(curve.low, floor), curve.high,
+            ax.fill_between(curve.x, np.maximum(curve.low, floor), np.maximum(curve.high, floor),
                             color=line.get_color(), alpha=0.2, linewidth=0)
-    ax.set_ylim(bottom=floor)
-    _save_log_plot(fig, ax, xlabel, ylabel, path, formats)
+    ax.set_yscale("log")
+    top = max(max(tops, default=1.0), floor * 10)
+    bottom = min(lows, default=floor)
+    if bottom <= floor:
+        ax.axhline(floor, color="0.4", linestyle=":", linewidth=1.0)
+        ax.text(0.99, floor, f"exact (below {floor:g})", transform=ax.get_yaxis_transform(),
+                ha="right", va="bottom", fontsize=7, color="0.3")
+        bottom = floor
+    ax.set_ylim(bottom / 3, top * 3)  # headroom: nothing touches the frame
+    ax.grid(True, which="major", alpha=0.3)
 
 
 HEATMAP_MEMBERS = 20
@@ -140,45 +188,35 @@ def plot_payoffs(rec, path: Path, formats: tuple[str, ...] = ()) -> bool:
     rows, cols = np.flatnonzero(x > 1e-6), np.flatnonzero(y > 1e-6)
     if size <= 30:
         for i in rows:
-            ax.axhline(i, color="k", linewidth=0.6, alpha=0.6)
+            ax.axhline(i, color="k", linewidth=1.6, alpha=0.7)
         for j in cols:
-            ax.axvline(j, color="k", linewidth=0.6, alpha=0.6)
+            ax.axvline(j, color="k", linewidth=1.6, alpha=0.7)
     else:
-        ax.plot(np.full(len(rows), -0.5), rows, ">", color="k", markersize=3, clip_on=False)
-        ax.plot(cols, np.full(len(cols), -0.5), "v", color="k", markersize=3, clip_on=False)
+        ax.plot(np.full(len(rows), -0.5), rows, ">", color="k", markersize=6, clip_on=False)
+        ax.plot(cols, np.full(len(cols), -0.5), "v", color="k", markersize=6, clip_on=False)
     ax.set_xlabel("player 1 member (marked: meta-strategy > 1e-6)")
     ax.set_ylabel("player 0 member")
+    ax.set_title("final payoff table, player 0", fontsize=10)
     save_figure(fig, path, formats)
     return True
 
 
-def plot_ratings(rating: dict, path: Path, formats: tuple[str, ...] = ()) -> None:
-    """Elo and Nash-averaging ratings of each seat's members, side by side."""
-    fig, axes = new_figure(10, 3.6, 1, 2)
-    for ax, key, title in ((axes[0], "elo", "Elo (cross-seat results)"),
-                           (axes[1], "nash", "Nash averaging (payoff vs. opponent Nash)")):
-        for p, offset in ((0, -0.2), (1, 0.2)):
-            vals = rating[f"{key}_p{p}"]
-            ax.bar(np.arange(len(vals)) + offset, vals, width=0.4, label=f"player {p}")
-        ax.set_xlabel("population member")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-    save_figure(fig, path, formats)
-
-
-def plot_time(records: list, labels: list[str], path: Path,
-              formats: tuple[str, ...] = ()) -> None:
-    """Seconds per phase of each run (oracle, evaluation, meta-solve, exploitability and
-    writing the run directory), stacked."""
-    lines = sum(textwrap.fill(label, 36).count("\n") + 1 for label in labels)
-    fig, ax = new_figure(8, 1.2 + 0.25 * lines + 0.15 * len(records))
-    left = np.zeros(len(records))
+def plot_time(groups: list, path: Path, formats: tuple[str, ...] = ()) -> None:
+    """Mean seconds per run in each phase (oracle, evaluation, meta-solve, exploitability and
+    writing the run directory) of every group (``(label, records)``), stacked."""
+    labels = [label for label, _ in groups]
+    lines = sum(textwrap.fill(label, 40).count("\n") + 1 for label in labels)
+    fig, ax = new_figure(8, 1.6 + 0.28 * lines + 0.1 * len(groups))
+    left = np.zeros(len(groups))
     for field in TIME_FIELDS:
-        vals = np.array([sum(r.get(field) or 0.0 for r in rec.metrics) for rec in records])
-        ax.barh(np.arange(len(records)), vals, left=left, label=field[:-2])
+        vals = np.array([np.mean([sum(r.get(field) or 0.0 for r in rec.metrics)
+                                  for rec in records]) for _, records in groups])
+        ax.barh(np.arange(len(groups)), vals, left=left, label=field[:-2])
         left += vals
-    ax.set_yticks(np.arange(len(records)),
-                  [plain_text(textwrap.fill(label, 36)) for label in labels], fontsize=8)
-    ax.set_xlabel("seconds")
-    ax.legend(fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    ax.set_yticks(np.arange(len(groups)),
+                  [plain_text(textwrap.fill(label, 40)) for label in labels], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per run (mean over the group's runs)")
+    ax.set_title("where the time went", fontsize=10)
+    ax.legend(fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.08))
     save_figure(fig, path, formats)

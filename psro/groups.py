@@ -2,9 +2,13 @@
 
 Runs whose configurations differ only in ``seed`` (and in how long or where they ran:
 ``iterations``, ``time_budget_s``, ``target_exploitability``, ``backend``, ``workers``,
-``ray_address``, ``tensorboard``) form one group: the same method, several seeds. A group's
-label is the configuration keys whose values differ between groups (``meta_solver=nash,
-oracle=exact``); with one group, its game, oracle and meta-solver.
+``ray_address``, ``tensorboard``), or in settings no part of them reads, form one group: the
+same method, several seeds. Groups are shown per game (one panel, one block of table rows);
+a group's label is what tells it apart from the other groups of its game, short: the values
+of ``algorithm``, ``oracle`` and ``meta_solver`` where they differ, ``key=value`` for other
+settings (``psro, nash``; ``prd, env_steps=2000``), or with one group its algorithm, oracle and
+meta-solver. Seeds whose runs are identical (a deterministic configuration) count as one
+distinct run.
 
 Aggregation: at each point of the x-axis (iteration, wall time or environment steps), the mean
 exploitability of the group's seeds and a 95% confidence interval for it by Student's t,
@@ -17,8 +21,6 @@ ends (no extrapolation), so every point averages every seed.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -35,6 +37,9 @@ X_AXES = {"iteration": "iteration", "wall_time_s": "wall time (s)",
           "env_steps": "environment steps"}
 POINTS = 200
 """Points of an aggregated curve on a continuous axis (wall time, environment steps)."""
+EXACT_FLOOR = 1e-10
+"""Exploitability below this is float noise around an exact equilibrium: drawn at this floor
+and written as ``< 1e-10`` in reports."""
 
 
 @dataclass
@@ -50,6 +55,25 @@ class RunGroup:
     def seeds(self) -> list:
         """Each run's seed, in run order."""
         return [rec.config.get("seed") for rec in self.records]
+
+    @property
+    def game(self) -> str:
+        """The game of the group's runs."""
+        return str(self.records[0].config.get("game"))
+
+    @property
+    def distinct(self) -> list:
+        """The runs whose numbers differ: of runs with identical exploitability at every
+        iteration (seeds of a deterministic configuration), the first. Curves and intervals
+        are over these, so identical seeds never make a band of zero width."""
+        kept, seen = [], set()
+        for rec in self.records:
+            numbers = tuple((r.get("iteration"), r.get("exploitability"), r.get("nash_conv"))
+                            for r in rec.metrics)
+            if numbers not in seen:
+                seen.add(numbers)
+                kept.append(rec)
+        return kept
 
 
 @dataclass
@@ -133,7 +157,7 @@ def _check_seeds(group: RunGroup) -> None:
         if seed in seen:
             raise RunDirectoryError(f"runs {seen[seed].path} and {rec.path} have the same "
                                     f"configuration and seed {seed}: they are not two seeds "
-                                    f"(give one a --label to report it as a group of its own)")
+                                    f"(report them separately)")
         seen[seed] = rec
 
 
@@ -148,20 +172,42 @@ def _apply_labels(groups: list[RunGroup], labels: dict) -> None:
                                     f"once")
         if given:
             group.label = given.pop()
-    names = [g.label for g in groups]
+    names = [(g.game, g.label) for g in groups]  # labels tell groups apart within a game
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
-        raise RunDirectoryError(f"two groups would both be labelled {twice!r}; give each "
-                                f"group its own --label")
+        raise RunDirectoryError(f"two groups of {twice[0]} would both be labelled "
+                                f"{twice[1]!r}; give each group its own --label")
+
+
+NAMED = ("algorithm", "oracle", "meta_solver")
+"""Keys whose values speak for themselves in a label (``psro``, not ``algorithm=psro``)."""
 
 
 def _label(groups: list[RunGroup]) -> None:
-    keys = sorted({k for g in groups for k in g.key})
-    differing = [k for k in keys if len({g.key.get(k) for g in groups}) > 1]
-    if not differing:
-        differing = [k for k in ("game", "oracle", "meta_solver") if k in keys]
-    for group in groups:
-        group.label = ", ".join(f"{k}={_plain(group.key.get(k))}" for k in differing)
+    """Label each group by what tells it apart from the other groups of its game."""
+    for game in dict.fromkeys(g.game for g in groups):
+        same = [g for g in groups if g.game == game]
+        keys = [k for k in NAMED if any(k in g.key for g in same)] + sorted(
+            {k for g in same for k in g.key} - set(NAMED) - {"game"})
+        differing = [k for k in keys if len({g.key[k] for g in same if k in g.key}) > 1]
+        labels = [_short(g.key, differing) for g in same]
+        if len(set(labels)) < len(labels):  # told apart only by a setting some lack
+            differing = [k for k in keys if len({g.key.get(k) for g in same}) > 1]
+            labels = [_short(g.key, differing, unset=True) for g in same]
+        if not differing:
+            labels = [_short(g.key, [k for k in NAMED if k in g.key]) for g in same]
+        for group, label in zip(same, labels, strict=True):
+            group.label = label or "(defaults)"
+
+
+def _short(key: dict, shown: list[str], unset: bool = False) -> str:
+    cells = []
+    for k in shown:
+        if k not in key and not unset:
+            continue
+        value = _plain(key.get(k))
+        cells.append(value if k in NAMED else f"{k.rsplit('.', 1)[-1]}={value}")
+    return ", ".join(cells)
 
 
 def _plain(text: str | None) -> str:
@@ -180,8 +226,9 @@ def _steps(rec, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
 def aggregate(group: RunGroup, x_key: str, y_key: str = "exploitability") -> Curve | None:
     """The group's mean ``y_key`` (exploitability, or a player's gain ``gain_p0``...) and its
     95% Student-t interval against ``x_key`` (``iteration``, ``wall_time_s`` or
-    ``env_steps``); None where a run has no measured value on that axis."""
-    series = [_steps(rec, x_key, y_key) for rec in group.records]
+    ``env_steps``) over its distinct runs (:attr:`RunGroup.distinct`); None where a run has
+    no measured value on that axis."""
+    series = [_steps(rec, x_key, y_key) for rec in group.distinct]
     if any(len(x) == 0 for x, _ in series):
         return None
     start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)
@@ -208,16 +255,19 @@ def interval(grid: np.ndarray, values: np.ndarray) -> Curve:
 
 
 def final_table(groups: list[RunGroup]) -> list[dict]:
-    """Per group: its label, the number of seeds, the iterations run (min and max), and the
-    mean and 95% half-width of each run's final exploitability, wall time and environment
-    steps (the half-width is NaN with one seed; environment steps are NaN for runs that step
-    no environment, as with exact oracles)."""
+    """Per group: its game and label, the number of seeds and of distinct runs, the
+    iterations run (min and max), and the mean and 95% half-width over its distinct runs of
+    the final exploitability, wall time and environment steps (the half-width is NaN with one
+    distinct run; environment steps are NaN for runs that step no environment, as with exact
+    oracles)."""
     rows = []
     for group in groups:
-        last = [rec.metrics[-1] for rec in group.records]
-        row = {"group": group.label, "seeds": len(last),
-               "iterations_min": min(r["iteration"] for r in last),
-               "iterations_max": max(r["iteration"] for r in last)}
+        last = [rec.metrics[-1] for rec in group.distinct]
+        everyone = [rec.metrics[-1] for rec in group.records]
+        row = {"game": group.game, "group": group.label, "seeds": len(group.records),
+               "distinct": len(last),
+               "iterations_min": min(r["iteration"] for r in everyone),
+               "iterations_max": max(r["iteration"] for r in everyone)}
         for key in ("exploitability", "wall_time_s", "env_steps"):
             values = np.array([r.get(key) for r in last if r.get(key) is not None], float)
             if key == "env_steps" and not values.any():
@@ -229,58 +279,3 @@ def final_table(groups: list[RunGroup]) -> list[dict]:
         row["exploitability_kind"] = last[0].get("exploitability_kind", "exact")
         rows.append(row)
     return rows
-
-
-def table_csv(rows: list[dict]) -> str:
-    """The final table as CSV (numbers with full precision)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def curves_csv(curves: dict[str, Curve], x_key: str) -> str:
-    """Aggregated curves as CSV: group, x, mean, low, high, seeds (one row per point)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["group", x_key, "mean", "low", "high", "seeds"])
-    for label, curve in curves.items():
-        for x, m, lo, hi in zip(curve.x, curve.mean, curve.low, curve.high, strict=True):
-            writer.writerow([label, repr(float(x)), repr(float(m)), repr(float(lo)),
-                             repr(float(hi)), curve.n])
-    return buffer.getvalue()
-
-
-def _tex_escape(text: str) -> str:
-    special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-               "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-               "^": r"\textasciicircum{}"}
-    return "".join(special.get(c, c) for c in text)
-
-
-def _tex_number(mean: float, half: float) -> str:
-    if math.isnan(mean):
-        return "--"
-    if math.isnan(half):
-        return f"{mean:.4g}"
-    return f"{mean:.4g} $\\pm$ {half:.2g}"
-
-
-def table_tex(rows: list[dict]) -> str:
-    """The final table as a LaTeX ``tabular`` with booktabs rules (``\\usepackage{booktabs}``):
-    method, seeds, iterations, final exploitability, wall time and environment steps, each as
-    mean +- 95% half-width."""
-    lines = [r"\begin{tabular}{lrrrrr}", r"\toprule",
-             r"Method & Seeds & Iterations & Exploitability & Wall time (s) & "
-             r"Env.\ steps \\", r"\midrule"]
-    for row in rows:
-        its = str(row["iterations_min"]) if row["iterations_min"] == row["iterations_max"] \
-            else f"{row['iterations_min']}--{row['iterations_max']}"
-        cells = [_tex_escape(row["group"]), str(row["seeds"]), its,
-                 _tex_number(row["exploitability"], row["exploitability_half_width"]),
-                 _tex_number(row["wall_time_s"], row["wall_time_s_half_width"]),
-                 _tex_number(row["env_steps"], row["env_steps_half_width"])]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
-    return "\n".join(lines)

@@ -21,10 +21,12 @@ from pathlib import Path
 
 from games import Game
 from psro import checkpoint, oracles
-from psro.config import RunConfig, check_count, check_positive
+from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
 from psro.parts import Parts, build_parts
+from psro.payoffs import response_gains
 from psro.policies import MetaPolicy
+from psro.provenance import differences, provenance
 from psro.state import RunState, joint_record
 
 Callback = Callable[["PSRO", dict], None]
@@ -66,8 +68,9 @@ class PSRO:
         self._start(parts.config, parts, RunState.empty(parts.context.num_players,
                                                         parts.evaluator.name), callbacks)
         if out is not None:
-            self.writer = checkpoint.RunWriter.create(out, self.config, parts.manifest(),
-                                                      overwrite=overwrite)
+            self.writer = checkpoint.RunWriter.create(
+                out, self.config, {**parts.manifest(), "provenance": provenance()},
+                overwrite=overwrite)
             self._attach_tensorboard(out)
 
     def _start(self, config: RunConfig, parts: Parts, state: RunState,
@@ -83,6 +86,12 @@ class PSRO:
         self.callbacks = list(callbacks)
         self.writer: checkpoint.RunWriter | None = None
         self._write_s = 0.0
+        self.limits = run_limits(config)
+        """``(iterations, time budget, target)``: what ends the run (:meth:`run` sets them)."""
+        self.provenance_changes: list[str] = []
+        """On a resumed run: what differs from the versions that made it (in words)."""
+        self.deterministic = parts.deterministic
+        """No part reads the seed: every seed gives the same numbers."""
 
     def _attach_tensorboard(self, out: str | Path) -> None:
         if self.config.tensorboard:
@@ -103,6 +112,7 @@ class PSRO:
                 f"{saved.config.game!r} in this OpenSpiel version")
         run = cls.__new__(cls)
         run._start(saved.config, parts, saved.state, callbacks)
+        run.provenance_changes = differences(saved.manifest.get("provenance"), provenance())
         run.writer = saved.writer()
         run._attach_tensorboard(out)
         return run
@@ -142,17 +152,25 @@ class PSRO:
         for response in responses:
             state.env_steps += response.env_steps
             state.oracle_log += response.log
+        joined: list[list[int]] = [[] for _ in state.populations]
         for member in self.parts.algorithm.admit(state, [r.member for r in responses]):
+            joined[member.player].append(len(state.populations[member.player]))
             state.populations[member.player].append(member)
-        return self._evaluate_and_solve(start, {"oracle_s": time.perf_counter() - start})
+        return self._evaluate_and_solve(start, {"oracle_s": time.perf_counter() - start},
+                                        joined)
 
-    def _evaluate_and_solve(self, start: float, timings: dict) -> dict:
+    def _evaluate_and_solve(self, start: float, timings: dict,
+                            joined: list[list[int]] | None = None) -> dict:
         state = self.state
         t = time.perf_counter()
         for member in self.parts.algorithm.expand(state):
             state.populations[member.player].append(member)
         entries = self.evaluator.extend(state.table, state.populations, self.backend)
         timings["evaluation_s"] = time.perf_counter() - t
+        responses = {}
+        if joined is not None and state.table.exact and state.mixtures:
+            responses = {f"response_gain_p{p}": gain for p, gain in
+                         enumerate(response_gains(state.table, state.mixtures, joined))}
         t = time.perf_counter()
         state.mixtures = self.parts.algorithm.meta(state)
         timings["meta_solver_s"] = time.perf_counter() - t
@@ -163,7 +181,7 @@ class PSRO:
         timings["write_s"] = self._write_s
         row = {"iteration": state.iteration,
                "wall_time_s": state.wall_time_s + time.perf_counter() - start,
-               "population_size": len(state.populations[0]), **measured,
+               "population_size": len(state.populations[0]), **measured, **responses,
                "entries_evaluated": entries, "env_steps": state.env_steps, **timings}
         state.metrics.append(row)
         history = {"iteration": state.iteration, "mixtures": [m.tolist() for m in state.mixtures]}
@@ -188,16 +206,13 @@ class PSRO:
             target_exploitability: float | None = None) -> list[dict]:
         """Iterate until ``iterations`` (total, counting earlier and resumed ones), the time
         budget (real time summed over resumes, writing included) or the target exploitability
-        is reached. Defaults come from the config. Measures what the evaluator measures only
-        at the end (the sampled lower bound), then returns all metrics rows (a copy: later
-        calls do not change it)."""
-        iterations = self.config.iterations if iterations is None else iterations
-        budget = self.config.time_budget_s if time_budget_s is None else time_budget_s
-        target = self.config.target_exploitability if target_exploitability is None \
-            else target_exploitability
-        check_count("iterations", iterations)
-        check_positive("time_budget_s", budget)
-        check_positive("target_exploitability", target)
+        is reached, whichever comes first (:func:`psro.config.run_limits`: limits given here
+        replace the config's; a budget or target without iterations runs until it). Measures
+        what the evaluator measures only at the end (the sampled lower bound), then returns
+        all metrics rows (a copy: later calls do not change it)."""
+        iterations, budget, target = run_limits(self.config, iterations, time_budget_s,
+                                                target_exploitability)
+        self.limits = (iterations, budget, target)
         try:
             self._iterate(iterations, budget, target)
         finally:
@@ -206,7 +221,8 @@ class PSRO:
                 self.writer.release()
         return [dict(row) for row in self.state.metrics]
 
-    def _iterate(self, iterations: int, budget: float | None, target: float | None) -> None:
+    def _iterate(self, iterations: int | None, budget: float | None,
+                 target: float | None) -> None:
         if self.state.iteration < 0:
             self.initialize()
         while True:
@@ -218,7 +234,7 @@ class PSRO:
             if budget is not None and self.state.wall_time_s >= budget:
                 self.state.stop_reason = "time_budget"
                 break
-            if self.state.iteration >= iterations:
+            if iterations is not None and self.state.iteration >= iterations:
                 self.state.stop_reason = "iterations"
                 break
             reason = self.parts.algorithm.stop(self.state)

@@ -35,6 +35,9 @@ class Parts:
     backend: Backend
     algorithm: object = None
     """The variant (:mod:`psro.algorithms`): the meta-strategy and the best responses to train."""
+    deterministic: bool = False
+    """No part of the run reads the seed (exact oracle, exact payoffs, no sampling): every
+    seed gives the same numbers."""
 
     def manifest(self) -> dict:
         """What a run directory records about how the run is played and evaluated."""
@@ -76,16 +79,22 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
                           f"oracle {config.oracle!r} has no targeted_tasks")
     reads = settings_read(config, evaluator.name)
     config = _without_unread(config, reads, entry, resumed)
-    if "ppo" in reads:  # written out in full, so a resume keeps them whatever a later default
+    # options written out in full, so a resume keeps them whatever a later default
+    if "ppo" in reads:
         config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
-    return Parts(config, context, oracle, evaluator, meta_solver, backend, algorithm)
+    if "meta_solver_options" in reads:
+        config = config.merged({"meta_solver_options": {
+            **solvers.options(config.meta_solver), **config.meta_solver_options}})
+    return Parts(config, context, oracle, evaluator, meta_solver, backend, algorithm,
+                 deterministic="seed" not in reads)
 
 
 def settings_read(config: RunConfig, evaluation: str) -> set[str]:
-    """The fields of :data:`PART_SETTINGS` that a run of ``config`` reads, as its parts declare
-    them: its oracle's, its evaluator's (``evaluation``: ``"exact"`` or ``"sampled"``) and its
-    algorithm's (with the meta-solver and its options where it calls one). Reports group runs
-    by these only, so a setting no part read never tells two methods apart."""
+    """The fields of :data:`PART_SETTINGS` (and ``seed``) that a run of ``config`` reads, as
+    its parts declare them: its oracle's, its evaluator's (``evaluation``: ``"exact"`` or
+    ``"sampled"``) and its algorithm's (with the meta-solver and its options where it calls
+    one). Reports group runs by these only, so a setting no part read never tells two methods
+    apart; a run that reads no ``seed`` is deterministic."""
     entry = algorithms.get(config.algorithm)
     reads = {*oracles.get(config.oracle).settings, *EVALUATOR_SETTINGS[evaluation],
              *entry.settings, *entry.more(config, evaluation)}

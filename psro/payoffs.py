@@ -88,3 +88,37 @@ class PayoffTable:
             if block_std_errs is not None:
                 errors[(slice(None),) + tuple(block)] = block_std_errs[i]
         self.values, self.counts, self.std_errs = values, counts, errors
+
+
+def deviation_values(values_p: np.ndarray, player: int,
+                     mixtures: list[np.ndarray]) -> np.ndarray:
+    """Player ``player``'s return with each of its members against the others' ``mixtures``:
+    ``values_p`` (K_0, ..., K_{N-1}) contracted with every other player's mixture (a mixture
+    shorter than its axis is padded with zeros: members that joined after it was computed).
+    Shape (K_player,)."""
+    out = np.moveaxis(values_p, player, 0)
+    for q in reversed(range(len(mixtures))):
+        if q == player:
+            continue
+        axis = q + 1 if q < player else q
+        weights = np.zeros(values_p.shape[q])
+        weights[:len(mixtures[q])] = mixtures[q]
+        out = np.tensordot(out, weights, axes=([axis], [0]))
+    return out
+
+
+def response_gains(table: PayoffTable, before: list[np.ndarray],
+                   joined: list[list[int]]) -> list[float | None]:
+    """Per player, what its best new member gains against the previous meta-strategy
+    ``before`` over the previous meta-strategy's own value (the response's gain, against which
+    an exact best response's gain is the most there was to find); None for a player with no
+    new member. ``joined[p]`` lists the indices of player p's new members."""
+    gains: list[float | None] = []
+    for p in range(table.num_players):
+        if not joined[p]:
+            gains.append(None)
+            continue
+        values = deviation_values(table.values[p], p, before)
+        base = float(np.dot(values[:len(before[p])], before[p]))
+        gains.append(float(max(values[k] for k in joined[p])) - base)
+    return gains

@@ -25,18 +25,62 @@ def test_run_resume_and_progress(tmp_path, capsys):
                  "--iterations", "3", "--seed", "0", "--out", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "backend local: tasks run in this process"  # where the work runs
-    assert lines[1].startswith("iter    0  population    1  exploitability")
-    assert lines[2].endswith("s)") and "(oracle " in lines[2] and ", evaluation " in lines[2]
+    assert lines[1] == "runs until iteration 3"
+    assert lines[2].startswith("seed 0 has no effect: this configuration is deterministic")
+    assert lines[3].split() == ["iter", "pop", "time", "left", "exploit", "best", "steps",
+                                "steps/s", "BR/exact"]
+    rows = lines[4:8]
+    assert [r.split()[0] for r in rows] == ["0/3", "1/3", "2/3", "3/3"]
+    assert len({len(r) for r in lines[3:8]}) == 1  # fixed width: the columns never shift
+    assert rows[1].split()[4] == "4.167e-01" and rows[1].split()[8] == "1.00"  # 5/12
+    assert all("\r" not in r and "\x1b" not in r for r in lines)  # plain lines in a log
+    assert lines[8].startswith("done (iterations): iteration 3")
     assert main(["run", "--resume", "--out", str(out), "--iterations", "9",
                  "--backend", "processes", "--workers", "2"]) == 0
     text = capsys.readouterr().out
-    assert "resuming" in text and "iter    9" in text
+    assert "resuming" in text and "runs until iteration 9" in text
+    assert any(line.split()[:1] == ["9/9"] for line in text.splitlines())
     assert "backend processes: 2 worker process(es) on this machine" in text
     assert (out / "metrics.csv").read_text().count("\n") == 11
     assert "already holds a run" in _error_line(capsys, ["run", "--game", "kuhn_poker",
                                                          "--out", str(out)])
     assert "unknown backend" in _error_line(capsys, ["run", "--resume", "--out", str(out),
                                                      "--backend", "cluster"])
+
+
+def test_a_time_budget_alone_runs_until_the_budget(tmp_path, capsys):
+    assert main(["run", "--game", "leduc_poker", "--time-budget", "2", "--quiet",
+                 "--out", str(tmp_path / "r")]) == 0
+    import psro
+
+    run = psro.load_run(tmp_path / "r")
+    assert run.iteration > 20 and run.metrics[-1]["wall_time_s"] >= 2.0
+    assert "done (time_budget)" in capsys.readouterr().out
+    assert main(["run", "--resume", "--out", str(tmp_path / "r"), "--target-exploitability",
+                 "0.09"]) == 0  # the config's budget still holds: spent already
+    assert "done (time_budget)" in capsys.readouterr().out
+    assert main(["run", "--resume", "--out", str(tmp_path / "r"), "--target-exploitability",
+                 "0.09", "--time-budget", "60"]) == 0
+    said = capsys.readouterr().out
+    assert "runs until 60 s of run time or exploitability 0.09 or below, whichever comes " \
+           "first" in said and "done (target_exploitability)" in said
+
+
+def test_the_progress_line_of_a_trained_oracle_shows_steps_and_the_response_share():
+    import psro
+    from psro.progress import ProgressLine, response_share
+
+    run = psro.PSRO("kuhn_poker", "ppo", seed=1, ppo={"env_steps": 2000})
+    rows = run.run(iterations=2)
+    share = response_share(rows[1], rows[0])
+    expected = sum(rows[1][f"response_gain_p{p}"] for p in range(2)) / \
+        sum(rows[0][f"gain_p{p}"] for p in range(2))
+    assert share == max(0.0, expected) and 0 <= share <= 1 + 1e-9
+    line = ProgressLine()
+    line.line(run, rows[0])
+    cells = line.line(run, rows[1]).split()
+    assert cells[0] == "1/2" and cells[6].endswith("k") and cells[7].endswith("k")
+    assert cells[8] == f"{share:.2f}"
 
 
 def test_config_file_and_meta_solver_options(tmp_path, capsys):

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import psro
+import psro.report
 from psro.cli import main
 from psro.errors import RunDirectoryError
 from psro.report import write_report
@@ -28,7 +29,7 @@ def test_report_from_a_real_run(runs, tmp_path):
     assert {p.name for p in pngs} >= {"exploitability_iteration.png",
                                       "exploitability_wall_time_s.png",
                                       "gains.png", "time.png", "run0_mixtures.png",
-                                      "run0_payoffs.png", "run0_ratings.png"}
+                                      "run0_payoffs.png"}
     for png in pngs:
         data = png.read_bytes()
         assert data.startswith(PNG_SIGNATURE) and len(data) > 1000
@@ -36,7 +37,9 @@ def test_report_from_a_real_run(runs, tmp_path):
     with open(runs / "nash" / "metrics.csv") as handle:
         rows = list(csv.DictReader(handle))
     final = float(rows[-1]["exploitability"])
-    assert f"| 1 | 4 | {final:.6g} | exact |" in text  # one seed, 4 iterations
+    assert f"| kuhn_poker | psro, exact, nash | 1 | 4 | {final:.6g} | exact |" in text
+    assert "| member | Elo, player 0 | Nash averaging, player 0 |" in text  # ratings: a table
+    assert "Made with:" in text and "toolkit 0.1.0" in text and "torch " in text
     for row in rows:  # every iteration's numbers appear in the per-run table
         assert f"| {row['iteration']} | {row['population_size']} | " \
                f"{float(row['exploitability']):.6g} |" in text
@@ -48,9 +51,41 @@ def test_report_from_a_real_run(runs, tmp_path):
 def test_report_compares_runs(runs, tmp_path):
     md, _ = write_report([runs / "nash", runs / "uniform"], tmp_path / "cmp")
     text = md.read_text()
-    assert "| meta_solver=nash, seed 0 | meta_solver=nash | 0 |" in text
-    assert "| meta_solver=uniform, seed 0 | meta_solver=uniform | 0 |" in text
+    assert "| run0 | kuhn_poker | nash | 0 |" in text
+    assert "| run1 | kuhn_poker | uniform | 0 |" in text
     assert (tmp_path / "cmp" / "run1_mixtures.png").is_file()
+
+
+def test_a_report_for_a_paper(tmp_path, capsys):
+    """Two games, two methods, three seeds: a panel and a block of table rows per game,
+    short labels, deterministic seeds counted once, no per-run pages past four runs."""
+    import psro.report_tables as tables
+    from psro import groups
+
+    dirs = []
+    for game in ("kuhn_poker", "rps"):
+        for solver in ("nash", "uniform"):
+            for seed in (0, 1, 2):
+                dirs.append(tmp_path / game / solver / str(seed))
+                psro.PSRO(game, "exact", solver, seed=seed, out=dirs[-1]).run(iterations=10)
+    assert main(["report", *map(str, dirs), "--out", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "| kuhn_poker | nash | 3 (1 distinct) | 10 | < 1e-10 | exact |" in text
+    assert "Sections per run are left out for 12 runs" in text
+    assert not list((tmp_path / "rep").glob("run*_mixtures.png"))
+    tex = (tmp_path / "rep" / "table.tex").read_text().splitlines()
+    assert tex[2].startswith("Game & Method & Seeds")
+    assert tex[4].startswith(r"kuhn\_poker & nash & 3 (1 distinct)") and "$< 10^{-10}$" in tex[4]
+    assert r"\midrule" in tex[6] and tex[7].startswith(r"rps & nash")
+    curves = (tmp_path / "rep" / "curves_iteration.csv").read_text()
+    assert "kuhn_poker: uniform," in curves and "rps: nash," in curves
+    records = [psro.report.RunRecord(d) for d in dirs[:3]]
+    [group] = groups.group_runs(records)
+    assert len(group.distinct) == 1 and groups.aggregate(group, "iteration").n == 1
+    assert tables.number_text(3e-17, float("nan"), True) == "< 1e-10"
+    assert main(["report", *map(str, dirs[:6]), "--out", str(tmp_path / "all"),
+                 "--runs"]) == 0
+    assert (tmp_path / "all" / "run5_mixtures.png").is_file()
 
 
 def test_report_errors(runs, tmp_path, capsys):

@@ -69,15 +69,14 @@ def test_groups_and_labels():
                          "iterations": 5 + s, "ppo": {"env_steps": 1}}, [(0.0, 1.0)])
                for m in ("nash", "prd") for s in (0, 1, 2)]
     made = groups.group_runs(records)
-    assert [g.label for g in made] == ["meta_solver=nash", "meta_solver=prd"]
+    assert [g.label for g in made] == ["nash", "prd"]
     assert [g.seeds for g in made] == [[0, 1, 2], [0, 1, 2]]
     records[5].config["ppo"] = {"env_steps": 2}
     made = groups.group_runs(records)
-    assert [g.label for g in made] == [
-        "meta_solver=nash, ppo.env_steps=1", "meta_solver=prd, ppo.env_steps=1",
-        "meta_solver=prd, ppo.env_steps=2"]
+    assert [g.label for g in made] == ["nash, env_steps=1", "prd, env_steps=1",
+                                       "prd, env_steps=2"]
     one = groups.group_runs(records[:2])
-    assert one[0].label == "game=kuhn_poker, oracle=ppo, meta_solver=nash"
+    assert one[0].label == "ppo, nash"
     renamed = groups.group_runs(records[:2], {"/runs/nash/1": "Nash PSRO"})
     assert renamed[0].label == "Nash PSRO"
 
@@ -103,7 +102,7 @@ def test_settings_no_part_reads_never_split_groups():
 @pytest.mark.parametrize("case,match", [
     ("same seed", "have the same configuration and seed 0: they are not two seeds"),
     ("two labels", "two labels: A, B"),
-    ("one label", "two groups would both be labelled 'A'"),
+    ("one label", "would both be labelled 'A'"),
 ])
 def test_reports_refuse_seeds_and_labels_that_would_mislead(case, match):
     runs = [_fake(0, {"meta_solver": "nash"}, [(0.0, 1.0)]),
@@ -142,28 +141,29 @@ def test_report_of_seeds_writes_tables_that_parse_back(seeded_runs, tmp_path, ca
                                                 {dirs[0]: "Nash PSRO"}))
     with open(out / "table.csv") as handle:
         parsed = list(csv.DictReader(handle))
-    assert [r["group"] for r in parsed] == ["Nash PSRO", "meta_solver=uniform"]
+    assert [r["group"] for r in parsed] == ["Nash PSRO", "uniform"]
+    assert [r["game"] for r in parsed] == ["kuhn_poker", "kuhn_poker"]
     for row, back in zip(rows, parsed, strict=True):
         assert int(back["seeds"]) == row["seeds"] == 2
         for key in ("exploitability", "exploitability_half_width", "wall_time_s"):
             assert float(back[key]) == pytest.approx(row[key], rel=1e-15, nan_ok=True)
     tex = (out / "table.tex").read_text()
     assert tex.startswith("\\begin{tabular}") and "\\toprule" in tex and "\\bottomrule" in tex
-    uniform = next(line for line in tex.splitlines() if line.startswith("meta\\_solver"))
+    uniform = next(line for line in tex.splitlines() if "& uniform &" in line)
     cells = [c.strip() for c in uniform.rstrip("\\ ").split("&")]
-    assert cells[1:3] == ["2", "3--4"]
-    mean, half = (float(x) for x in re.findall(r"[-0-9.e]+", cells[3]))
+    assert cells[0] == "" and cells[2:4] == ["2", "3--4"]  # the game on its block's first row
+    mean, half = (float(x) for x in re.findall(r"[-0-9.e]+", cells[4]))
     assert mean == pytest.approx(rows[1]["exploitability"], rel=1e-3)
     assert half == pytest.approx(rows[1]["exploitability_half_width"], rel=1e-1)
     for name in ("exploitability_iteration", "exploitability_wall_time_s", "gains", "time"):
         assert (out / f"{name}.pdf").read_bytes().startswith(b"%PDF")
         assert b"<svg" in (out / f"{name}.svg").read_bytes()[:500]
     with open(out / "curves_iteration.csv") as handle:
-        curve = [r for r in csv.DictReader(handle) if r["group"] == "meta_solver=uniform"]
+        curve = [r for r in csv.DictReader(handle) if r["group"] == "kuhn_poker: uniform"]
     assert [int(float(r["iteration"])) for r in curve] == [0, 1, 2, 3]  # shorter run's end
     text = (out / "report.md").read_text()
-    assert "| Nash PSRO, seed 1 | Nash PSRO | 1 |" in text
-    assert "Run run" not in text and "## Run: meta_solver=uniform, seed 0" in text
+    assert "| run1 | kuhn_poker | Nash PSRO | 1 |" in text
+    assert "## Run run2: kuhn_poker: uniform, seed 0" in text
 
 
 def test_large_populations_are_heatmaps(seeded_runs, tmp_path):

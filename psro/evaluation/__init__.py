@@ -46,10 +46,11 @@ class Evaluator(Protocol):
         """Metrics measured once when the run stops (None: nothing to add)."""
 
 
-SETTINGS: dict[str, tuple[str, ...]] = {"exact": (), "sampled": ("monte_carlo", "ppo")}
-"""The RunConfig fields each evaluator reads: exact values need no options; sampled ones
-read the Monte Carlo tolerance and the PPO options of the best responses that measure the
-approximate exploitability."""
+SETTINGS: dict[str, tuple[str, ...]] = {"exact": (),
+                                        "sampled": ("monte_carlo", "ppo", "seed")}
+"""The RunConfig fields each evaluator reads: exact values need no options (nor a seed);
+sampled ones read the Monte Carlo tolerance, the PPO options of the best responses that
+measure the approximate exploitability, and the seed of both."""
 
 
 def make_evaluator(context: GameContext) -> Evaluator:

@@ -161,7 +161,7 @@ class OracleEntry:
 
     factory: OracleFactory
     turn_based: bool = False
-    settings: tuple[str, ...] = ("oracle_options",)
+    settings: tuple[str, ...] = ("oracle_options", "seed")
 
 
 def _exact(context: GameContext) -> Oracle:
@@ -178,15 +178,16 @@ def _ppo(context: GameContext) -> Oracle:
 
 _ORACLES: dict[str, OracleEntry] = {"exact": OracleEntry(_exact, settings=()),
                                     "ppo": OracleEntry(_ppo, turn_based=True,
-                                                       settings=("ppo",))}
+                                                       settings=("ppo", "seed"))}
 
 
 def register(name: str, factory: OracleFactory, *, turn_based: bool = False,
-             settings: tuple[str, ...] = ("oracle_options",)) -> None:
+             settings: tuple[str, ...] = ("oracle_options", "seed")) -> None:
     """Make ``factory(context) -> Oracle`` available as oracle ``name``. ``turn_based``: the
     oracle plays simultaneous-move games through their turn-based version; ``settings``: the
-    RunConfig fields it reads (``oracle_options``, checked by the factory; add ``"ppo"`` if it
-    reads the PPO table). Registering a taken name is a :class:`ConfigError`."""
+    RunConfig fields it reads (``oracle_options``, checked by the factory, and ``seed``; add
+    ``"ppo"`` if it reads the PPO table, leave ``"seed"`` out if it is deterministic).
+    Registering a taken name is a :class:`ConfigError`."""
     if not isinstance(name, str) or not name:
         raise ConfigError(f"an oracle name must be a non-empty string; got {name!r}")
     if name in _ORACLES:
