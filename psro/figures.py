@@ -74,7 +74,7 @@ LEGEND_IN_PANEL = 6
 
 
 def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title: str,
-                path: Path, formats: tuple[str, ...] = (), integer_x: bool = False) -> None:
+                path: Path, formats: tuple[str, ...] = (), integer_x: bool = False):
     """One panel per game (``panels``: ``(game, curves)``, each curve ``(label, Curve,
     approximate)``; never two games on one axis), log y axis. Each line is the mean over the
     group's distinct runs, with its 95% interval shaded where there are two or more (a curve
@@ -82,7 +82,7 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
     is alive). Values below :data:`psro.groups.EXACT_FLOOR` are float noise around an exact
     equilibrium and are drawn on the floor, which is marked; approximate values (lower
     bounds) are hollow markers. Integer ticks on iteration axes, headroom above the largest
-    value, a title per panel and one for the figure."""
+    value, a title per panel and one for the figure. Returns the figure."""
     from matplotlib.ticker import MaxNLocator
 
     cols = min(3, len(panels))
@@ -109,6 +109,7 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
                    bbox_to_anchor=(0.5, 0.0))
         fig.subplots_adjust(bottom=0.12 + 0.035 * -(-entries // 3))
     save_figure(fig, path, formats, tight=not below)
+    return fig
 
 
 def _draw_curves(ax, curves: list) -> None:

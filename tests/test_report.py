@@ -135,3 +135,64 @@ def test_report_of_crafted_or_awkward_directories(runs, tmp_path, capsys):
     np.savez(legacy / "checkpoint.npz", **arrays)
     with pytest.raises(RunDirectoryError, match="metrics row 1 is not the row of iteration 1"):
         write_report([legacy], tmp_path / "r2")
+
+
+def test_panels_are_one_per_game_with_titles_integer_ticks_headroom_and_an_exact_floor(
+        tmp_path):
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+
+    from psro import figures
+    from psro.groups import EXACT_FLOOR, Curve
+
+    x = np.arange(5.0)
+    exact = Curve(x, np.array([0.5, 0.1, 1e-3, 1e-17, 0.0]), x * np.nan, x * np.nan, 1)
+    seeds = Curve(x, np.full(5, 0.2), np.full(5, -0.1), np.full(5, 0.6), 3)
+    fig = figures.plot_panels([("kuhn_poker", [("nash", exact, False), ("ppo (n=3)", seeds,
+                                                                        False)]),
+                               ("leduc_poker", [("nash", exact, False)])],
+                              "iteration", "exploitability", "Exploitability by iteration",
+                              tmp_path / "e.png", integer_x=True)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["kuhn_poker", "leduc_poker"]
+    assert fig._suptitle.get_text() == "Exploitability by iteration"
+    for ax in axes:
+        assert isinstance(ax.xaxis.get_major_locator(), MaxNLocator)
+        low, high = ax.get_ylim()
+        assert low < EXACT_FLOOR and high > 0.6 * 2  # nothing on the frame
+        assert all(np.min(line.get_ydata()) >= EXACT_FLOOR for line in ax.get_lines()
+                   if len(line.get_ydata()) == 5)  # float noise drawn on the floor
+        assert any("exact (below 1e-10)" in t.get_text() for t in ax.texts)
+    assert (tmp_path / "e.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_run_directories_record_their_provenance_and_are_for_sharing(tmp_path, capsys):
+    import json
+    import os
+    import stat
+
+    import numpy as np
+    import scipy
+    import torch
+
+    out = tmp_path / "r"
+    assert main(["run", "--game", "kuhn_poker", "--iterations", "2", "--out", str(out),
+                 "--quiet"]) == 0
+    made = json.loads((out / "run.json").read_text())["provenance"]
+    assert made["packages"]["numpy"] == np.__version__
+    assert made["packages"]["scipy"] == scipy.__version__
+    assert made["packages"]["torch"] == torch.__version__
+    assert made["toolkit"] == "0.1.0" and made["python"]
+    assert made["git"] is None or len(made["git"]["commit"]) == 40
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE((out / "config.json").stat().st_mode) == 0o666 & ~mask
+    config = json.loads((out / "config.json").read_text())
+    assert config["meta_solver_options"] == {"method": "auto"}  # defaults written out
+    manifest = json.loads((out / "run.json").read_text())
+    manifest["provenance"]["packages"]["torch"] = "1.0.0"
+    (out / "run.json").write_text(json.dumps(manifest))
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "3"]) == 0
+    said = capsys.readouterr().out
+    assert f"warning: this run was made with other versions (torch 1.0.0 -> " \
+           f"{torch.__version__})" in said
