@@ -29,8 +29,8 @@ import pyspiel  # noqa: E402
 
 import psro  # noqa: E402
 from games.simulation import random_playout_rate  # noqa: E402
-from psro.members import UniformMember  # noqa: E402
-from psro.ppo import PPOConfig, train_best_response  # noqa: E402
+from psro.extensive_form.members import UniformMember  # noqa: E402
+from psro.rl.ppo import PPOConfig, train_best_response  # noqa: E402
 
 
 def rollout_speed(game_name: str) -> None:

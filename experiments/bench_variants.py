@@ -39,8 +39,8 @@ from common import curves_figure  # noqa: E402
 from scipy import stats  # noqa: E402
 
 import psro  # noqa: E402
-from psro.groups import interval  # noqa: E402
-from psro.report import write_report  # noqa: E402
+from psro.reports import write_report  # noqa: E402
+from psro.reports.groups import interval  # noqa: E402
 
 VARIANTS = ("psro", "anytime", "rectified", "xdo")
 

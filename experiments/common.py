@@ -12,8 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 import psro  # noqa: E402
-from psro.figures import new_figure, save_figure, style_log_axis  # noqa: E402
-from psro.report import write_report  # noqa: E402
+from psro.reports import write_report  # noqa: E402
+from psro.reports.figures import new_figure, save_figure, style_log_axis  # noqa: E402
 
 
 def run_all(configs: dict[str, psro.RunConfig], out: Path, quiet: bool = False) -> dict:

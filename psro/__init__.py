@@ -18,24 +18,24 @@ from psro.errors import (
     RunDirectoryError,
     ToolkitError,
 )
-from psro.exploitability import (
+from psro.evaluation.exploitability import (
     Exploitability,
     PolicyExploitability,
     exact_exploitability,
     exploitability,
     game_tree,
 )
-from psro.loop import PSRO
-from psro.payoffs import PayoffTable
-from psro.policies import (
+from psro.extensive_form.policies import (
     MetaPolicy,
     TabularPolicy,
     from_openspiel,
     to_openspiel,
     to_openspiel_tabular,
 )
-from psro.runs import Run, load_run
-from psro.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.loop import PSRO
+from psro.payoffs import PayoffTable
+from psro.storage.runs import Run, load_run
 
 __all__ = [
     "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy", "MetaSolverError",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import solvers
 from psro.errors import ConfigError
-from psro.ppo_config import PPOConfig
-from psro.text_files import read_toml
+from psro.rl.config import PPOConfig
+from psro.storage.text_files import read_toml
 
 OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo")
 """Fields that are tables of options: an override merges into them key by key."""
@@ -39,8 +39,8 @@ class RunConfig:
     """Active learners per player of the "pipeline" algorithm."""
     anytime_rounds: int | None = None
     """Regret-matching rounds per iteration of the "anytime" algorithm with the "ppo" oracle
-    (`psro.anytime`): None finds the least exploitable mixture exactly by LP where the game
-    is walked, and uses 10 rounds where it is too large to walk."""
+    (`psro.algorithms.anytime_rm`): None finds the least exploitable mixture exactly by LP where the
+    game is walked, and uses 10 rounds where it is too large to walk."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -74,7 +74,7 @@ class RunConfig:
     max_nodes: int = 2_000_000
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
-    """PPO options (fields of psro.ppo_config.PPOConfig), e.g. {env_steps = 60000}: for the
+    """PPO options (fields of psro.rl.config.PPOConfig), e.g. {env_steps = 60000}: for the
     "ppo" oracle and for the responses that measure approximate exploitability."""
     monte_carlo: dict = field(default_factory=dict)
     """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
@@ -85,7 +85,7 @@ class RunConfig:
     def validate(self) -> RunConfig:
         """Check every field on its own; :class:`ConfigError` names the first bad one. What
         depends on the parts (the algorithm's default meta-solver and its options, settings
-        that no part reads) is checked by :func:`psro.parts.build_parts`. Returns self."""
+        that no part reads) is checked by :func:`psro.build.build_parts`. Returns self."""
         if not isinstance(self.game, str) or not self.game.strip():
             raise ConfigError(f"game must be a non-empty game string; got {self.game!r}")
         if not isinstance(self.algorithm, str) or not self.algorithm:

@@ -11,7 +11,7 @@ from games import Game, load
 from games.simulation import turn_based
 from psro.config import RunConfig
 from psro.errors import ConfigError, GameTooLargeError
-from psro.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_form import SequenceFormGame
 
 
 @dataclass

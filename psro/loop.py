@@ -5,7 +5,7 @@ then (1) asks the oracle for new best responses against the other players' meta-
 (2) adds them to the populations, (3) has the evaluator fill only the new payoff-table
 entries, (4) solves the meta-game, and (5) has the evaluator measure the meta-policy. The
 parts (oracle, evaluator, meta-solver, backend) are built from the :class:`RunConfig` by
-:func:`psro.parts.build_parts`; the loop only hands data from one to the next.
+:func:`psro.build.build_parts`; the loop only hands data from one to the next.
 
 Each seat has its own population: a best response trained for seat p is only ever played in
 seat p. (OpenSpiel's psro_v2 shares one population between the seats of a symmetric game and
@@ -20,14 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from games import Game
-from psro import checkpoint, oracles
+from psro import oracles
+from psro.build import Parts, build_parts
 from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
-from psro.parts import Parts, build_parts
+from psro.extensive_form.policies import MetaPolicy
 from psro.payoffs import response_gains
-from psro.policies import MetaPolicy
-from psro.provenance import differences, provenance
 from psro.state import RunState, joint_record
+from psro.storage import checkpoint
+from psro.storage.provenance import differences, provenance
 
 Callback = Callable[["PSRO", dict], None]
 TIMING_FIELDS = ("oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s", "write_s")
@@ -45,7 +46,7 @@ class PSRO:
 
     ``out``: run directory, missing or empty (``overwrite=True``: or holding an earlier run,
     which is replaced); when given, every iteration is saved there (see
-    :mod:`psro.checkpoint`) and :meth:`resume` continues from it. ``callbacks``: functions
+    :mod:`psro.storage.checkpoint`) and :meth:`resume` continues from it. ``callbacks``: functions
     ``f(psro, row)`` called after every iteration with its metrics row.
 
     Raises :class:`~psro.errors.ConfigError` for bad settings, including a meta-solver that
@@ -95,7 +96,7 @@ class PSRO:
 
     def _attach_tensorboard(self, out: str | Path) -> None:
         if self.config.tensorboard:
-            from psro.tensorboard import tensorboard_callback
+            from psro.storage.tensorboard import tensorboard_callback
 
             self.callbacks.append(tensorboard_callback(Path(out) / "tensorboard"))
 

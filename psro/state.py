@@ -14,9 +14,9 @@ from psro.payoffs import PayoffTable
 class RunState:
     """A run's populations, payoff table, meta-strategies, metrics and clocks.
 
-    ``populations[p]`` is player p's list of members (see :mod:`psro.members`), in the order
-    they joined; ``table`` holds the payoffs of every profile of members; ``mixtures[p]`` is
-    player p's current meta-strategy over ``populations[p]``; ``mixture_history`` and
+    ``populations[p]`` is player p's list of members (see :mod:`psro.extensive_form.members`), in
+    the order they joined; ``table`` holds the payoffs of every profile of members; ``mixtures[p]``
+    is player p's current meta-strategy over ``populations[p]``; ``mixture_history`` and
     ``metrics`` have one row per iteration; ``oracle_log`` holds the oracle's diagnostics rows
     (PPO: one per update). ``evaluation`` names how payoffs and exploitability are computed
     (``"exact"`` or ``"sampled"``), recorded so readers need not guess. ``joint`` is the

@@ -268,8 +268,8 @@ def test_jpsro_ce_trains_one_response_per_recommendation_and_keeps_the_largest_g
         assert tags == [k + 1 for k in np.flatnonzero(run.mixtures[p] > 0)]
     # CE gap of the joint, player by player, recomputed here from the exact best responses
     # of the tree against each recommendation's conditional
+    from psro.algorithms.jpsro import recommendation
     from psro.evaluation.exact import PlanStack
-    from psro.jpsro import recommendation
 
     stack = PlanStack(run.tree)
     for p in range(3):
@@ -291,7 +291,7 @@ def test_jpsro_with_ppo_draws_correlated_opponents(tmp_path):
     run = psro.load_run(tmp_path / "a")
     assert run.joint is not None and run.joint.shape == run.payoffs.shape
     assert np.allclose(solvers.marginals(run.joint)[1], run.mixtures[1])
-    from psro.report import write_report
+    from psro.reports import write_report
 
     md, _ = write_report([tmp_path / "a"], tmp_path / "report")
     text = md.read_text()
@@ -300,7 +300,7 @@ def test_jpsro_with_ppo_draws_correlated_opponents(tmp_path):
 
 
 def test_rollouts_draw_correlated_profiles_with_their_probabilities():
-    from psro.rollout import Rollouts
+    from psro.rl.rollout import Rollouts
 
     class Fixed:
         def __init__(self):
@@ -323,7 +323,7 @@ def test_rollouts_draw_correlated_profiles_with_their_probabilities():
 def test_restricted_cfr_on_kuhn_matches_openspiel_nash_conv_and_the_game_value():
     from open_spiel.python.algorithms import exploitability as os_exploitability
 
-    from psro.restricted_cfr import solve_restricted
+    from psro.extensive_form.restricted_cfr import solve_restricted
 
     run = psro.PSRO("kuhn_poker")
     tree = run.tree
@@ -333,8 +333,9 @@ def test_restricted_cfr_on_kuhn_matches_openspiel_nash_conv_and_the_game_value()
     assert solution.nash_conv <= 2e-3 and solution.iterations % 25 == 0
     plans = [tree.realization_plan(p, solution.policies[p]) for p in range(2)]
     assert tree.expected_returns(plans)[0] == pytest.approx(-1 / 18, abs=2e-3)
-    members = [[psro.policies.TabularPolicy(p, solution.policies[p])] for p in range(2)]
-    policy = psro.policies.MetaPolicy(tree, members, [np.ones(1), np.ones(1)])
+    policies = psro.extensive_form.policies
+    members = [[policies.TabularPolicy(p, solution.policies[p])] for p in range(2)]
+    policy = policies.MetaPolicy(tree, members, [np.ones(1), np.ones(1)])
     theirs = os_exploitability.nash_conv(tree.game, policy)
     assert theirs == pytest.approx(solution.nash_conv, abs=1e-12)
 
@@ -357,7 +358,7 @@ PIPELINE = {"game": "kuhn_poker", "oracle": "ppo", "algorithm": "pipeline", "see
 
 
 def test_pipeline_learners_train_in_chunks_freeze_and_restart_on_top():
-    from psro.pipeline import PipelineAlgorithm
+    from psro.algorithms.pipeline import PipelineAlgorithm
 
     width = 2  # a learner's budget: two chunks of ppo.env_steps / 2
     run = psro.PSRO(**PIPELINE, pipeline_width=width)

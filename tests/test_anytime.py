@@ -11,9 +11,9 @@ from scipy.optimize import linprog
 
 import psro
 from psro.algorithms import AnytimeAlgorithm
-from psro.anytime import RegretMatching
+from psro.algorithms.anytime_rm import RegretMatching
 from psro.cli import main
-from psro.exploitability import exact_exploitability
+from psro.evaluation.exploitability import exact_exploitability
 
 
 def maximin(a: np.ndarray) -> float:

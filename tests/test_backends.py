@@ -9,7 +9,7 @@ import pytest
 
 from psro.backends import LocalBackend, ProcessBackend, Task, make_backend
 from psro.errors import ConfigError
-from psro.neural import ActorCritic
+from psro.rl.networks import ActorCritic
 
 
 @pytest.fixture(scope="module")

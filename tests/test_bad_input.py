@@ -219,7 +219,7 @@ def test_crafted_networks_are_refused_by_name(craft, legacy_match, ppo_runs):
 def test_a_full_disk_keeps_the_iterations_already_written(sandbox, monkeypatch, capsys):
     import errno
 
-    import psro.checkpoint.writer as writer
+    import psro.storage.checkpoint.writer as writer
 
     real_write = writer.atomic_write_bytes
 

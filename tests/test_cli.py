@@ -68,7 +68,7 @@ def test_a_time_budget_alone_runs_until_the_budget(tmp_path, capsys):
 
 def test_the_progress_line_of_a_trained_oracle_shows_steps_and_the_response_share():
     import psro
-    from psro.progress import ProgressLine, response_share
+    from psro.cli.progress import ProgressLine, response_share
 
     run = psro.PSRO("kuhn_poker", "ppo", seed=1, ppo={"env_steps": 2000})
     rows = run.run(iterations=2)

@@ -7,8 +7,13 @@ from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import exploitability
 
 from psro.errors import GameTooLargeError
-from psro.policies import TabularPolicy, from_openspiel, to_openspiel, to_openspiel_tabular
-from psro.sequence_form import SequenceFormGame
+from psro.extensive_form.policies import (
+    TabularPolicy,
+    from_openspiel,
+    to_openspiel,
+    to_openspiel_tabular,
+)
+from psro.extensive_form.sequence_form import SequenceFormGame
 
 
 def _random_policies(tree, seed):

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import psro
-import psro.report
+import psro.reports
 from psro.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def made(tmp_path_factory) -> Path:
     """A finished exact Kuhn run with a report in its report/ folder, and a PPO run."""
     root = tmp_path_factory.mktemp("made")
     psro.PSRO("kuhn_poker", "exact", out=root / "run").run(iterations=6)
-    psro.report.write_report([root / "run"], root / "run" / "report")
+    psro.reports.write_report([root / "run"], root / "run" / "report")
     shutil.copytree(DATA / "format2_ppo", root / "ppo")
     psro.PSRO.resume(root / "ppo").writer.release()  # converted to records
     return root
@@ -155,12 +155,12 @@ def test_what_the_toolkit_wrote_is_replaced_and_said(sandbox, capsys):
 
 
 def test_a_report_replaces_its_own_files_only_and_is_locked(sandbox, capsys):
-    from psro.files import DirectoryLock
+    from psro.storage.files import DirectoryLock
 
     out = sandbox / "rep"
-    psro.report.write_report(["run", "ppo"], out)
+    psro.reports.write_report(["run", "ppo"], out)
     assert (out / "run1_mixtures.png").is_file()
-    psro.report.write_report(["run"], out)  # a smaller report: the other run's files go
+    psro.reports.write_report(["run"], out)  # a smaller report: the other run's files go
     assert not (out / "run1_mixtures.png").exists() and (out / "run0_mixtures.png").is_file()
     held = DirectoryLock(out, holder="report")
     held.acquire()
@@ -211,7 +211,7 @@ def test_a_damaged_run_is_refused_by_every_reader(case, damage, match, sandbox, 
 
 
 def test_an_interrupted_conversion_leaves_the_old_run_as_it_was(tmp_path, monkeypatch):
-    import psro.checkpoint.writer as writer
+    import psro.storage.checkpoint.writer as writer
 
     run = tmp_path / "legacy"
     shutil.copytree(DATA / "format2_ppo", run)
@@ -233,7 +233,7 @@ def test_an_interrupted_conversion_leaves_the_old_run_as_it_was(tmp_path, monkey
 
 
 def test_a_full_disk_leaves_no_row_without_its_record(sandbox, monkeypatch, capsys):
-    import psro.checkpoint.writer as writer
+    import psro.storage.checkpoint.writer as writer
 
     def no_space(path, write):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -391,10 +391,10 @@ def test_bad_files_and_inputs_are_one_line_everywhere(case, damage, argv, match,
 
 
 @pytest.mark.parametrize("writer,argv", [
-    ("psro.checkpoint.writer.atomic_write_bytes", ["run", "--resume", "--out", "run",
+    ("psro.storage.checkpoint.writer.atomic_write_bytes", ["run", "--resume", "--out", "run",
                                                    "--iterations", "8", "--quiet"]),
-    ("psro.report.atomic_write_text", ["report", "run", "--out", "rep"]),
-    ("psro.exploitability.atomic_write_text",
+    ("psro.reports.atomic_write_text", ["report", "run", "--out", "rep"]),
+    ("psro.evaluation.exploitability.atomic_write_text",
      ["exploitability", "--game", "kuhn_poker", "--policy", "policy.json",
       "--save-best-responses", "b.json"]),
 ])

@@ -5,9 +5,9 @@ import pyspiel
 import pytest
 
 import psro
-from psro import monte_carlo
-from psro.policies import TabularPolicy, tabularise
-from psro.sequence_form import SequenceFormGame
+from psro.evaluation import monte_carlo
+from psro.extensive_form.policies import TabularPolicy, tabularise
+from psro.extensive_form.sequence_form import SequenceFormGame
 
 TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
           "write_s"}

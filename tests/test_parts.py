@@ -16,8 +16,8 @@ import psro
 import solvers
 from psro.backends import Task
 from psro.cli import main
+from psro.extensive_form.policies import TabularPolicy
 from psro.oracles import Response
-from psro.policies import TabularPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -179,7 +179,7 @@ def test_recursion_limit_restored_and_report_import_keeps_the_plotting_backend()
     limit = sys.getrecursionlimit()
     psro.SequenceFormGame(psro.PSRO("kuhn_poker").tree.game)
     assert sys.getrecursionlimit() == limit
-    code = ("import matplotlib; matplotlib.use('svg'); import psro.report; "
+    code = ("import matplotlib; matplotlib.use('svg'); import psro.reports; "
             "print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "svg", out.stderr
@@ -262,7 +262,7 @@ def test_small_modules_and_functions():
 # -- earlier run-directory formats ------------------------------------------------------------
 @pytest.mark.parametrize("name", ["format2_exact", "format2_ppo", "format1_ppo"])
 def test_runs_of_formats_1_and_2_load_report_and_resume(name, tmp_path):
-    from psro.report import write_report
+    from psro.reports import write_report
 
     directory = tmp_path / name
     shutil.copytree(DATA / name, directory)

@@ -9,11 +9,11 @@ import pytest
 import psro
 from games import load
 from games.simulation import VectorGame
-from psro.members import UniformMember
-from psro.neural import NeuralPolicy
-from psro.policies import TabularPolicy, tabularise
-from psro.ppo import PPOConfig, train_best_response
-from psro.sequence_form import SequenceFormGame
+from psro.extensive_form.members import UniformMember
+from psro.extensive_form.policies import TabularPolicy, tabularise
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.rl.networks import NeuralPolicy
+from psro.rl.ppo import PPOConfig, train_best_response
 
 TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
           "write_s"}

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 import psro
-import psro.report
+import psro.reports
 from psro.cli import main
 from psro.errors import RunDirectoryError
-from psro.report import write_report
+from psro.reports import write_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -59,8 +59,8 @@ def test_report_compares_runs(runs, tmp_path):
 def test_a_report_for_a_paper(tmp_path, capsys):
     """Two games, two methods, three seeds: a panel and a block of table rows per game,
     short labels, deterministic seeds counted once, no per-run pages past four runs."""
-    import psro.report_tables as tables
-    from psro import groups
+    import psro.reports.tables as tables
+    from psro.reports import groups
 
     dirs = []
     for game in ("kuhn_poker", "rps"):
@@ -79,7 +79,7 @@ def test_a_report_for_a_paper(tmp_path, capsys):
     assert r"\midrule" in tex[6] and tex[7].startswith(r"rps & nash")
     curves = (tmp_path / "rep" / "curves_iteration.csv").read_text()
     assert "kuhn_poker: uniform," in curves and "rps: nash," in curves
-    records = [psro.report.RunRecord(d) for d in dirs[:3]]
+    records = [psro.reports.RunRecord(d) for d in dirs[:3]]
     [group] = groups.group_runs(records)
     assert len(group.distinct) == 1 and groups.aggregate(group, "iteration").n == 1
     assert tables.number_text(3e-17, float("nan"), True) == "< 1e-10"
@@ -142,8 +142,8 @@ def test_panels_are_one_per_game_with_titles_integer_ticks_headroom_and_an_exact
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    from psro import figures
-    from psro.groups import EXACT_FLOOR, Curve
+    from psro.reports import figures
+    from psro.reports.groups import EXACT_FLOOR, Curve
 
     x = np.arange(5.0)
     exact = Curve(x, np.array([0.5, 0.1, 1e-3, 1e-17, 0.0]), x * np.nan, x * np.nan, 1)

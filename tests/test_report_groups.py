@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 import psro
-from psro import groups
 from psro.cli import main
-from psro.report import RunRecord, write_report
+from psro.reports import RunRecord, groups, write_report
 
 T_975 = {2: 12.706204736174704, 3: 4.302652729749464, 4: 3.182446305284263}
 """Student's t quantiles t(0.975, n - 1) for n seeds (from tables, not from scipy)."""
@@ -167,7 +166,7 @@ def test_report_of_seeds_writes_tables_that_parse_back(seeded_runs, tmp_path, ca
 
 
 def test_large_populations_are_heatmaps(seeded_runs, tmp_path):
-    from psro import figures
+    from psro.reports import figures
 
     record = RunRecord(seeded_runs / "big")
     assert len(record.mixtures[-1][0]) == 25

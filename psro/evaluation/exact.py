@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from psro.backends import Backend
-from psro.exploitability import exact_exploitability
+from psro.evaluation.exploitability import exact_exploitability
+from psro.extensive_form.policies import TabularPolicy
+from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.payoffs import PayoffTable
-from psro.policies import TabularPolicy
-from psro.sequence_form import SequenceFormGame
 from psro.state import RunState
 
 

@@ -8,13 +8,13 @@ import itertools
 import numpy as np
 
 import solvers
-from psro import monte_carlo
 from psro.backends import Backend, Task
 from psro.context import GameContext
 from psro.errors import ConfigError
-from psro.members import UniformMember
+from psro.evaluation import monte_carlo
+from psro.extensive_form.members import UniformMember
 from psro.payoffs import PayoffTable
-from psro.ppo_config import PPOConfig
+from psro.rl.config import PPOConfig
 from psro.seeds import derive_seed
 from psro.state import RunState
 
@@ -92,11 +92,11 @@ def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PP
 
     For each player a fresh PPO best response (``ppo``'s options and budget, its own seed) is
     trained against the others; its gain over the profile's value, both estimated by Monte
-    Carlo (``options``: :func:`psro.monte_carlo.estimate`'s), is a *lower bound* on that
+    Carlo (``options``: :func:`psro.evaluation.monte_carlo.estimate`'s), is a *lower bound* on that
     player's true gain (the response is approximate). ``seeds[0]`` seeds the estimates,
     ``seeds[p + 1]`` player p's training. Returns a metrics row: exploitability,
     nash_conv, gain_p*, gain_std_err_p*, value_p*, exploitability_kind."""
-    from psro.ppo import train_best_response
+    from psro.rl.ppo import train_best_response
 
     n, seed = len(seats), seeds[0]
     base = monte_carlo.estimate(game, seats, mixtures, seed, **options)

@@ -84,9 +84,9 @@ class Target:
     """Environment steps a trained (PPO) best response may spend: None, the oracle's own
     (``ppo.env_steps``); pipeline PSRO trains its learners in shorter chunks."""
     rounds: int = field(default=0, compare=False)
-    """Anytime PSRO by regret matching (:mod:`psro.anytime`): when positive, the best response
-    is trained in this many rounds while the other player's weights (``mixtures``, the first
-    round's) are updated by regret matching against it; the member's metadata then holds the
+    """Anytime PSRO by regret matching (:mod:`psro.algorithms.anytime_rm`): when positive, the best
+    response is trained in this many rounds while the other player's weights (``mixtures``, the
+    first round's) are updated by regret matching against it; the member's metadata then holds the
     resulting mixture (``restricted``). Two-player games."""
 
 

@@ -9,9 +9,9 @@ from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.evaluation.exact import PlanStack
+from psro.extensive_form.policies import TabularPolicy
+from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.oracles import Response, Target, TargetedOracle
-from psro.policies import TabularPolicy
-from psro.sequence_form import SequenceFormGame
 
 
 def exact_best_response(tree: SequenceFormGame, player: int,

@@ -1,4 +1,4 @@
-"""The PPO best response (:mod:`psro.ppo`), one training task per player."""
+"""The PPO best response (:mod:`psro.rl.ppo`), one training task per player."""
 
 from __future__ import annotations
 
@@ -9,31 +9,31 @@ import numpy as np
 from psro.backends import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
-from psro.members import network_of
+from psro.extensive_form.members import network_of
+from psro.extensive_form.policies import tabularise
+from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.oracles import SCRATCH, Response, Target, TargetedOracle
-from psro.policies import tabularise
-from psro.ppo_config import PPOConfig
+from psro.rl.config import PPOConfig
 from psro.seeds import derive_seed
-from psro.sequence_form import SequenceFormGame
 
 
 def ppo_best_response(*args):
-    """A pure task: :func:`psro.ppo.train_best_response` (imported in the worker)."""
-    from psro.ppo import train_best_response
+    """A pure task: :func:`psro.rl.ppo.train_best_response` (imported in the worker)."""
+    from psro.rl.ppo import train_best_response
 
     return train_best_response(*args)
 
 
 def regret_matching_task(*args):
-    """A pure task: :func:`psro.anytime.regret_matching_best_response`."""
-    from psro.anytime import regret_matching_best_response
+    """A pure task: :func:`psro.algorithms.anytime_rm.regret_matching_best_response`."""
+    from psro.algorithms.anytime_rm import regret_matching_best_response
 
     return regret_matching_best_response(*args)
 
 
 def joint_profiles(joint: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
     """The opponents' correlated profiles of a target's ``joint`` (summed over ``player``'s
-    axis) as ``(profiles, probs)`` for :class:`psro.rollout.Rollouts`: one row per profile of
+    axis) as ``(profiles, probs)`` for :class:`psro.rl.rollout.Rollouts`: one row per profile of
     positive probability, member indices per seat (0 in ``player``'s own column)."""
     opponents = np.asarray(joint, float).sum(axis=player, keepdims=True)
     index = np.argwhere(opponents > 0)

@@ -1,0 +1,162 @@
+"""Anytime PSRO with trained best responses: the restricted distribution by regret matching
+against best responses (RM-BR, McAleer et al. 2022), for games whose payoffs are sampled.
+
+Anytime PSRO's meta-strategy is, for each player p, the mixture of p's population that is
+least exploitable in the *full* game. Where the game is walked, :mod:`psro.algorithms` finds
+it exactly by one LP. Where it is not (or where asked, with ``anytime_rounds``), it is found as
+the paper does for deep RL: while the opponent q's new PPO best response trains (one run of
+``ppo.env_steps`` steps, against episodes whose p-member is drawn from ``sigma``), p's
+restricted distribution ``sigma`` over its population is updated by regret matching+ at the
+end of each of ``R`` equal parts of the budget, against q's network as it stands then: p's
+return with each member against that network is estimated by Monte Carlo (the run's
+``monte_carlo`` options) and each member's regret grows by how much better it did than
+``sigma``. The restricted distribution is the average of the rounds' ``sigma``; q's trained
+network joins q's population.
+
+Guarantee (exact best responses and payoffs): the average's worst-case value is within the
+average regret, ``range * sqrt(K / R)`` for K members, of the least exploitable mixture's; with
+PPO and sampled payoffs the best responses' shortfall and the sampling error add to it, so
+exploitability is not guaranteed to fall at every iteration (it is with the exact LP).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from psro.algorithms import Algorithm
+from psro.evaluation import monte_carlo
+from psro.oracles import Target
+from psro.rl.config import PPOConfig
+from psro.seeds import derive_seed
+from psro.state import RunState
+
+DEFAULT_ROUNDS = 10
+"""Regret-matching rounds per iteration where the game is too large to walk and
+``anytime_rounds`` is not set."""
+
+
+class RegretMatching:
+    """Regret matching+ of the restricted player against best responses.
+
+    ``sigma`` is the current mixture over the player's K members (``start`` first). After the
+    opponent's response to ``sigma``, :meth:`observe` takes the player's payoff of each member
+    against it: each member's regret grows by its payoff minus ``sigma``'s and is floored at 0,
+    and the next ``sigma`` is proportional to the regrets (unchanged while all are 0, when no
+    member did better). ``average`` is the uniform average of the mixtures played; ``values``
+    each round's value of ``sigma`` against its response. With exact best responses and
+    payoffs in a range of width D, the average's worst-case value is at most ``D sqrt(K / T)``
+    below the best mixture's after T rounds (regret matching+'s regret bound).
+    """
+
+    def __init__(self, start: np.ndarray):
+        self.sigma = np.asarray(start, dtype=float)
+        self.regrets = np.zeros_like(self.sigma)
+        self.total = np.zeros_like(self.sigma)
+        self.values: list[float] = []
+
+    def observe(self, payoffs: np.ndarray) -> np.ndarray:
+        """Record the round's payoffs (1-D, one per member); returns the next ``sigma``."""
+        payoffs = np.asarray(payoffs, dtype=float)
+        value = float(self.sigma @ payoffs)
+        self.total += self.sigma
+        self.values.append(value)
+        self.regrets = np.maximum(self.regrets + payoffs - value, 0.0)
+        if self.regrets.sum() > 0:
+            self.sigma = self.regrets / self.regrets.sum()
+        return self.sigma
+
+    @property
+    def average(self) -> np.ndarray:
+        """The uniform average of the mixtures played so far."""
+        return self.total / max(len(self.values), 1)
+
+
+def regret_matching_best_response(game, player: int, opponents: list[list],
+                                  weights: list[np.ndarray], config: PPOConfig, seed: int,
+                                  init, metadata: dict, rounds: int, options: dict):
+    """A pure task: ``player``'s PPO best response, trained while the other player's restricted
+    distribution over its members (``opponents``, starting from ``weights``) is updated by
+    :class:`RegretMatching` at the end of each of ``rounds`` equal parts of the budget, against the
+    network as it stands then (the other player's payoff of each member against it estimated by
+    Monte Carlo with ``options``, :func:`psro.evaluation.monte_carlo.estimate`'s, each estimate
+    seeded from ``seed``, the round and the member).
+
+    Arguments as :func:`psro.rl.ppo.train_best_response`'s (two players). Returns ``(network,
+    diagnostics)``; the network's metadata gains ``restricted`` (the average mixture, a list)
+    and ``restricted_value`` (the mean of the rounds' values)."""
+    from psro.rl.ppo import train_best_response
+
+    other = 1 - player
+    matching = RegretMatching(weights[other])
+
+    def hook(round_: int, network) -> np.ndarray:
+        payoffs = []
+        for k, actor in enumerate(opponents[other]):
+            actors = [network, network]
+            actors[other] = actor
+            estimate = monte_carlo.estimate_profile(
+                game, actors, derive_seed(seed, round_, k, 1), **options)
+            payoffs.append(estimate.mean[other])
+        return matching.observe(np.array(payoffs))
+
+    network, diagnostics = train_best_response(game, player, opponents, weights, config, seed,
+                                               init, metadata, None, (rounds, hook))
+    network.metadata.update(restricted=matching.average.tolist(),
+                            restricted_value=float(np.mean(matching.values)))
+    return network, diagnostics
+
+
+def padded(mixture, size: int) -> np.ndarray:
+    """``mixture`` extended with zero weight for members added after it was computed."""
+    out = np.zeros(size)
+    out[:len(mixture)] = mixture
+    return out
+
+
+def _newest_response(state: RunState, player: int):
+    """The opponent's newest member trained with regret matching over ``player``'s members
+    (its metadata holds ``player``'s restricted mixture and value), or None."""
+    return next((m for m in reversed(state.populations[1 - player])
+                 if "restricted" in m.metadata), None)
+
+
+class RegretMatchingAnytime(Algorithm):
+    """Anytime PSRO by regret matching against trained best responses (module docstring).
+
+    The meta-strategy of player p is the restricted distribution that regret matching found
+    while p's opponent trained its newest best response (members added since have weight 0);
+    each iteration's targets train against the current meta-strategy with ``rounds`` rounds.
+    Two-player zero-sum games, PPO oracle."""
+
+    name = "anytime"
+
+    def __init__(self, rounds: int):
+        self.rounds = rounds
+
+    def meta(self, state: RunState) -> list[np.ndarray]:
+        """Each player's newest restricted distribution (uniform before the first)."""
+        out = []
+        for p, population in enumerate(state.populations):
+            newest = _newest_response(state, p)
+            size = len(population)
+            out.append(np.full(size, 1.0 / size) if newest is None
+                       else padded(newest.metadata["restricted"], size))
+        return out
+
+    def targets(self, state: RunState) -> list[Target]:
+        """One target per player against the meta-strategy, trained in ``rounds`` rounds."""
+        return [Target(p, tuple(state.mixtures), rounds=self.rounds) for p in range(2)]
+
+    def metrics(self, state: RunState) -> dict:
+        """``restricted_value_p{p}``: the mean over the last iteration's rounds of p's
+        estimated value of its restricted mixture against the opponent's response."""
+        out = {}
+        for p in range(2):
+            newest = _newest_response(state, p)
+            out[f"restricted_value_p{p}"] = None if newest is None else \
+                newest.metadata["restricted_value"]
+        return out
+
+
+__all__ = ["DEFAULT_ROUNDS", "RegretMatching", "RegretMatchingAnytime", "padded",
+           "regret_matching_best_response"]

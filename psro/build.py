@@ -1,0 +1,156 @@
+"""Build a run's parts from its config: the game context, the oracle (by name from the oracle
+registry), the evaluator, the meta-solver, the algorithm (the PSRO variant) and the backend.
+Everything that can be refused is refused here, before any work or any file is written."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import solvers
+from psro import algorithms, oracles
+from psro.backends import Backend, make_backend
+from psro.config import RunConfig
+from psro.context import GameContext
+from psro.errors import ConfigError
+from psro.evaluation import SETTINGS as EVALUATOR_SETTINGS
+from psro.evaluation import Evaluator, make_evaluator
+from psro.rl.config import PPOConfig
+from psro.storage.tensorboard import require_tensorboard
+
+
+@dataclass
+class Parts:
+    """What the loop calls. ``config`` is the run's config with every PPO option written out
+    (so a resumed run keeps its options even if a later version changes a default)."""
+
+    config: RunConfig
+    context: GameContext
+    oracle: oracles.Oracle
+    evaluator: Evaluator
+    meta_solver: Callable[[list[np.ndarray]], list[np.ndarray]]
+    backend: Backend
+    algorithm: object = None
+    """The variant (:mod:`psro.algorithms`): the meta-strategy and the best responses to train."""
+    deterministic: bool = False
+    """No part of the run reads the seed (exact oracle, exact payoffs, no sampling): every
+    seed gives the same numbers."""
+
+    def manifest(self) -> dict:
+        """What a run directory records about how the run is played and evaluated."""
+        tree = self.context.tree
+        return {"evaluation": self.evaluator.name,
+                "turn_based": self.context.play_game is not self.context.game.pyspiel_game,
+                "infoset_digest": None if tree is None else tree.keys_digest(),
+                "infoset_keys": None if tree is None else [p.keys for p in tree.players]}
+
+
+PART_SETTINGS = ("meta_solver", "meta_solver_options", "oracle_options", "ppo", "monte_carlo",
+                 *algorithms.ALGORITHM_SETTINGS)
+"""RunConfig fields that only some parts read (each part declares which it reads)."""
+
+
+def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
+    """The parts of a run of ``config`` (validated). Raises ``ConfigError``, ``GameError`` or
+    ``GameTooLargeError`` for what cannot run, and ``ConfigError`` for a setting that no part
+    of this run reads (the algorithm, the oracle and the evaluator each declare theirs), so
+    that an option is never silently ignored. With ``resumed`` (a run directory written by an
+    earlier version), such settings are reset to their defaults instead."""
+    config = config.validate()
+    if config.tensorboard:
+        require_tensorboard()
+    entry = algorithms.get(config.algorithm)
+    oracle_entry = oracles.get(config.oracle)
+    if entry.meta_solver is not None and config.meta_solver is None:
+        config = config.merged({"meta_solver": entry.default_meta_solver})
+    backend = make_backend(config.backend, config.workers, config.ray_address)
+    meta_solver = _meta_solver(config, entry.meta_solver)
+    context = GameContext.build(config, oracle_entry.turn_based)
+    evaluator = make_evaluator(context)
+    if meta_solver is not None:
+        _check_meta_solver(config, meta_solver, context.num_players)
+    oracle = oracle_entry.factory(context)
+    algorithm = entry.factory(context, meta_solver)
+    if not oracles.targeted(oracle) and algorithm.name == "rectified":
+        raise ConfigError(f"algorithm 'rectified' trains several best responses per player; "
+                          f"oracle {config.oracle!r} has no targeted_tasks")
+    reads = settings_read(config, evaluator.name)
+    config = _without_unread(config, reads, entry, resumed)
+    # options written out in full, so a resume keeps them whatever a later default
+    if "ppo" in reads:
+        config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
+    if "meta_solver_options" in reads:
+        config = config.merged({"meta_solver_options": {
+            **solvers.options(config.meta_solver), **config.meta_solver_options}})
+    return Parts(config, context, oracle, evaluator, meta_solver, backend, algorithm,
+                 deterministic="seed" not in reads)
+
+
+def settings_read(config: RunConfig, evaluation: str) -> set[str]:
+    """The fields of :data:`PART_SETTINGS` (and ``seed``) that a run of ``config`` reads, as
+    its parts declare them: its oracle's, its evaluator's (``evaluation``: ``"exact"`` or
+    ``"sampled"``) and its algorithm's (with the meta-solver and its options where it calls
+    one). Reports group runs by these only, so a setting no part read never tells two methods
+    apart; a run that reads no ``seed`` is deterministic."""
+    entry = algorithms.get(config.algorithm)
+    reads = {*oracles.get(config.oracle).settings, *EVALUATOR_SETTINGS[evaluation],
+             *entry.settings, *entry.more(config, evaluation)}
+    if entry.meta_solver is not None:
+        reads |= {"meta_solver", "meta_solver_options"}
+    return reads
+
+
+def _meta_solver(config: RunConfig, kind: str | None):
+    """The meta-solver the algorithm calls (None when it calls none); options checked."""
+    try:
+        if kind == "mixtures":
+            return solvers.get(config.meta_solver, **config.meta_solver_options)
+        if kind == "joint":
+            solvers.get_joint(config.meta_solver, **config.meta_solver_options)
+    except solvers.OptionError as err:
+        raise ConfigError(str(err)) from None
+    return None
+
+
+def _check_meta_solver(config: RunConfig, meta_solver: Callable, num_players: int) -> None:
+    """Fail before any work if the meta-solver cannot handle this kind of game."""
+    try:
+        meta_solver([np.zeros((1,) * num_players) for _ in range(num_players)])
+    except (solvers.PayoffError, solvers.SolverError) as err:
+        raise ConfigError(f"meta-solver {config.meta_solver!r} cannot solve this game: "
+                          f"{err}") from None
+
+
+def _without_unread(config: RunConfig, reads: set[str], entry, resumed: bool) -> RunConfig:
+    """Refuse (or, for a resumed run, reset) the settings of :data:`PART_SETTINGS` that
+    differ from their defaults while no part of this run reads them."""
+    defaults = RunConfig()
+    unread = [key for key in PART_SETTINGS
+              if key not in reads and getattr(config, key) != getattr(defaults, key)]
+    if not unread:
+        return config
+    if resumed:
+        return dataclasses.replace(config, **{key: getattr(defaults, key) for key in unread})
+    key = unread[0]
+    raise ConfigError(f"{key} has no effect in this run: {_why_unread(config, key, entry)}; "
+                      f"leave it unset")
+
+
+def _why_unread(config: RunConfig, key: str, entry) -> str:
+    if key in ("meta_solver", "meta_solver_options"):
+        return f"algorithm {config.algorithm!r} reads no meta-solver ({entry.why})"
+    if key in algorithms.ALGORITHM_SETTINGS:
+        owners = [name for name in algorithms.names()
+                  if key in algorithms.get(name).settings]
+        return f"it is a setting of algorithm {' or '.join(map(repr, owners))}, and this run's " \
+               f"algorithm is {config.algorithm!r}"
+    if key == "ppo":
+        return f"oracle {config.oracle!r} trains no PPO best responses, and the game is " \
+               f"evaluated exactly"
+    if key == "monte_carlo":
+        return "payoffs are computed exactly on the walked game tree (Monte Carlo estimates " \
+               "are for games too large to walk)"
+    return f"oracle {config.oracle!r} reads no oracle options"

@@ -1,0 +1,98 @@
+"""``psro solve``: solve a normal-form game read from a file with any registered solver."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from psro.cli import CliError, _options
+from psro.storage.text_files import read_text
+
+
+def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
+    file = Path(path)
+    if not file.is_file():
+        raise CliError(f"payoff file {path} does not exist")
+    suffix = file.suffix.lower()
+    try:
+        if suffix == ".csv":
+            try:
+                text = read_text(file)
+            except ValueError as err:
+                raise CliError(f"payoff file {path} cannot be read: {err}") from None
+            rows = [line for line in text.splitlines() if line.strip()]
+            cells = [[c.strip() for c in line.split(",")] for line in rows]
+            widths = {len(r) for r in cells}
+            if len(cells) > MAX_STRATEGIES or max(widths, default=0) > MAX_STRATEGIES:
+                raise CliError(f"{path}: a {len(cells):,} x {max(widths):,} matrix is larger "
+                               f"than psro solve takes (at most {MAX_STRATEGIES:,} strategies "
+                               f"per player); solve it from Python with solvers.get(name)"
+                               f"(payoffs), which has no limit")
+            if len(widths) > 1:
+                raise CliError(f"{path}: rows have different numbers of columns "
+                               f"({sorted(widths)}); a payoff matrix must be rectangular")
+            try:
+                return np.array([[float(c) for c in r] for r in cells])
+            except ValueError as err:
+                raise CliError(f"{path}: not a matrix of numbers ({err})") from None
+        if suffix == ".npy":
+            return np.load(file, allow_pickle=False)
+        if suffix == ".npz":
+            with np.load(file, allow_pickle=False) as data:
+                if not data.files:
+                    raise CliError(f"{path}: the .npz holds no arrays")
+                arrays = [data[k] for k in data.files]
+            if len(arrays) == 1:
+                return arrays[0]  # one array: a zero-sum matrix, as a .npy
+            wrong = next((a for a in arrays if a.ndim != len(arrays)), None)
+            if wrong is not None:
+                raise CliError(f"{path}: the .npz holds {len(arrays)} arrays, so each must have "
+                               f"{len(arrays)} axes (one per player); one has shape "
+                               f"{wrong.shape}")
+            return arrays
+    except CliError:
+        raise
+    except Exception as err:
+        raise CliError(f"{path}: cannot read payoffs ({type(err).__name__}: {err})") from None
+    raise CliError(f"{path}: unsupported payoff file type {suffix!r}; accepted: .csv, .npy "
+                   f"(a zero-sum matrix) or .npz (one array per player)")
+
+
+MAX_STRATEGIES = 2_000
+"""Most strategies per player ``psro solve`` takes (the LP of a dense 2,000 x 2,000 zero-sum
+game takes about a minute on two cores; larger ones grow as the cube)."""
+
+
+def cmd_solve(args) -> int:
+    """``psro solve``: solve a normal-form game from a file."""
+    import solvers
+
+    payoffs = _read_payoff_file(args.file)
+    options = _options(args.option, "--option") or {}
+    game = solvers.as_payoffs(payoffs)
+    if max(game[0].shape) > MAX_STRATEGIES:
+        shape = " x ".join(f"{n:,}" for n in game[0].shape)
+        raise CliError(f"{args.file}: a {shape} game is larger than psro solve takes (at most "
+                       f"{MAX_STRATEGIES:,} strategies per player); solve it from Python with "
+                       f"solvers.get({args.solver!r})(payoffs), which has no limit")
+    solver = solvers.get(args.solver, **options)
+    mixtures = solver(game)
+    for p, mix in enumerate(mixtures):  # in full, however many strategies
+        text = np.array2string(mix, separator=", ", precision=6, suppress_small=True,
+                               threshold=mix.size + 1, max_line_width=100)
+        print(f"player {p} mixture: {text}")
+    values = solvers.expected_payoffs(game, mixtures)
+    print("values: " + ", ".join(f"player {p} {v:.9g}" for p, v in enumerate(values)))
+    print(f"NashConv: {solvers.nash_conv(game, mixtures):.3g}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    """The ``solve`` subcommand's arguments."""
+    solve = sub.add_parser("solve", help="solve a normal-form game from a file")
+    solve.add_argument("file", help=".csv or .npy matrix (zero-sum), or .npz (one per player)")
+    solve.add_argument("--solver", default="nash", help="meta-solver name (default nash)")
+    solve.add_argument("--option", action="append", metavar="KEY=VALUE",
+                       help="solver option, repeatable")
+    solve.set_defaults(func=cmd_solve)

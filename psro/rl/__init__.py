@@ -1,0 +1,1 @@
+"""Reinforcement learning: PPO (its options, networks, rollouts and training)."""

@@ -1,0 +1,304 @@
+"""PPO best response (CleanRL's recipe, adapted to turn-based multi-agent games).
+
+The learner plays one seat; every other seat is played, per episode, by a population member
+drawn from that player's meta-strategy ``w_k`` (or, with probability ``self_play``, its newest
+member). Many games run at once (:class:`games.simulation.VectorGame`); forward passes are
+batched over all environments where the learner is to move, and over the environments of each
+opponent member. Only the learner's decisions are trained on; an episode's reward is the
+learner's return at its end. GAE, clipped surrogate, value loss, entropy bonus, minibatch
+epochs, Adam with linear learning-rate decay and gradient-norm clipping follow CleanRL's
+``ppo.py``. The learning rate falls linearly with the fraction of the env-step budget spent
+(every player's decisions, the unit of ``env_steps``), so the last update runs near 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from psro.rl.config import PPOConfig
+from psro.rl.networks import ActorCritic, NeuralPolicy
+from psro.rl.rollout import Rollouts
+
+
+class _Buffer:
+    """Learner transitions stored a step at a time as arrays (no per-row Python work).
+
+    ``episode[t]`` identifies the episode of transition t; an episode's return is known once
+    it ends. :meth:`take_complete` removes and returns the transitions of finished episodes,
+    grouped by episode in time order; unfinished ones stay for the next batch.
+    """
+
+    FIELDS = ("episode", "obs", "mask", "action", "logp", "value")
+
+    def __init__(self):
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.FIELDS}
+        self.ended: list[np.ndarray] = []
+        self.returns: list[np.ndarray] = []
+
+    def add(self, **arrays) -> None:
+        for key, value in arrays.items():
+            self.parts[key].append(value)
+
+    def end(self, episodes: np.ndarray, returns: np.ndarray) -> None:
+        self.ended.append(episodes)
+        self.returns.append(returns)
+
+    def take_complete(self) -> dict[str, np.ndarray] | None:
+        if not self.parts["episode"] or not self.ended:
+            return None
+        data = {k: np.concatenate(v) for k, v in self.parts.items()}
+        ended = np.concatenate(self.ended)
+        returns = np.concatenate(self.returns)
+        complete = np.isin(data["episode"], ended)
+        if not complete.any():
+            return None
+        rest = {k: v[~complete] for k, v in data.items()}
+        self.parts = {k: [v] if len(v) else [] for k, v in rest.items()}
+        still_open = ~np.isin(ended, data["episode"][complete])
+        self.ended, self.returns = [ended[still_open]], [returns[still_open]]
+        batch = {k: v[complete] for k, v in data.items()}
+        order = np.argsort(batch["episode"], kind="stable")  # grouped, time order kept
+        batch = {k: v[order] for k, v in batch.items()}
+        lookup = dict(zip(ended.tolist(), returns.tolist(), strict=True))
+        ep = batch["episode"]
+        last = np.append(ep[1:] != ep[:-1], True)
+        batch["reward"] = np.where(last, [lookup[e] for e in ep], 0.0)
+        batch["last"] = last
+        batch["episode_returns"] = np.array([lookup[e] for e in ep[last]])
+        return batch
+
+
+def train_best_response(game, player: int, opponents: list[list], weights: list[np.ndarray],
+                        config: PPOConfig, seed: int, init: NeuralPolicy | None = None,
+                        metadata: dict | None = None,
+                        joint: tuple[np.ndarray, np.ndarray] | None = None,
+                        rounds: tuple[int, Callable] | None = None
+                        ) -> tuple[NeuralPolicy, list[dict]]:
+    """Train a PPO best response of ``player`` against the opponents' mixtures.
+
+    ``opponents[q]`` lists player q's population members' actors (see
+    :mod:`psro.extensive_form.members`), ``weights[q]`` their meta-strategy; entry ``player`` is
+    ignored. ``joint``: correlated opponents instead, ``(profiles, probs)`` as
+    :class:`psro.rl.rollout.Rollouts` takes them. ``rounds = (R, hook)``: the budget is cut into R
+    equal rounds; after the update that ends round r, ``hook(r, policy)`` is called with the network
+    as it stands (a :class:`NeuralPolicy`) and returns new weights of the other player's members,
+    drawn from the next episode on (anytime PSRO's regret matching,
+    :mod:`psro.algorithms.anytime_rm`); training that stops early (plateau) calls it once more at
+    the end. Two-player games. Returns the trained :class:`NeuralPolicy` and one diagnostics row per
+    update (mean return, approx KL, clip fraction, entropy, explained variance, steps/s, ...).
+    Deterministic for a given seed on CPU. Runs torch with one thread (small networks: fastest and
+    reproducible) and puts the caller's thread count and torch random state back before it returns.
+    """
+    config.validate()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return _train(game, player, opponents, weights, config, seed, init, metadata,
+                          joint, rounds)
+    finally:
+        torch.set_num_threads(threads)
+
+
+class _Collector:
+    """Plays the learner's seat in the shared rollouts and fills the buffer, counting steps."""
+
+    def __init__(self, games: Rollouts, net: ActorCritic, player: int, scale: float,
+                 gen: torch.Generator):
+        self.games, self.net, self.player, self.scale, self.gen = games, net, player, scale, gen
+        self.buffer = _Buffer()
+        self.episode = np.arange(games.num_envs)  # current episode id of each environment
+        self.next_episode = games.num_envs
+        self.env_steps = self.learner_steps = 0
+
+    def collect(self, steps: int, budget: int) -> int:
+        """Step every game until ``steps`` learner decisions are collected or the env-step
+        ``budget`` is spent; returns the env steps taken."""
+        games, vg, player = self.games, self.games.vg, self.player
+        collected = taken = 0
+        while collected < steps and self.env_steps < budget:
+            players = games.current_players()
+            finished = games.finished(players)
+            if finished.size:
+                self.buffer.end(self.episode[finished].copy(),
+                                vg.returns(finished)[:, player] / self.scale)
+                self.episode[finished] = self.next_episode + np.arange(finished.size)
+                self.next_episode += finished.size
+                games.restart(finished, players)
+            learner = np.flatnonzero(players == player)
+            if learner.size:
+                obs, mask = vg.tensors(learner, player)
+                with torch.no_grad():
+                    obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
+                    logits = self.net.logits(obs_t, mask_t)
+                    values = self.net.value(obs_t).numpy()
+                    actions = torch.multinomial(torch.softmax(logits, dim=-1), 1,
+                                                generator=self.gen).squeeze(1)
+                    logp = torch.log_softmax(logits, dim=-1).gather(
+                        1, actions[:, None])[:, 0].numpy()
+                acts = actions.numpy()
+                self.buffer.add(episode=self.episode[learner].copy(), obs=obs, mask=mask,
+                                action=acts, logp=logp, value=values)
+                vg.step(learner, acts)
+                self.learner_steps += learner.size
+                collected += learner.size
+            games.play_members(players)
+            stepped = int((players >= 0).sum())
+            self.env_steps += stepped
+            taken += stepped
+        return taken
+
+
+class _Rounds:
+    """Calls a ``train_best_response`` round hook at the end of each round of the budget (a
+    batch's collection stops there) and passes the weights it returns to the rollouts."""
+
+    def __init__(self, rounds: tuple[int, Callable] | None, games: Rollouts, player: int,
+                 config: PPOConfig, meta: Callable[[], dict]):
+        self.count, self.hook = rounds if rounds else (0, None)
+        self.games, self.player, self.config, self.meta = games, player, config, meta
+        self.done = 0
+
+    def budget(self) -> int:
+        """Where the next batch's collection stops: the end of the current round (or of the
+        whole budget)."""
+        if self.done >= self.count:
+            return self.config.env_steps
+        return -(-(self.done + 1) * self.config.env_steps // self.count)
+
+    def after_update(self, net: ActorCritic, env_steps: int, final: bool = False) -> None:
+        """Call the hook when the current round's steps are spent (or training ended)."""
+        if self.done >= self.count or (env_steps < self.budget() and not final):
+            return
+        weights = self.hook(self.done, NeuralPolicy(self.player, net, self.meta()))
+        self.games.probs[1 - self.player] = np.asarray(weights, float) / np.sum(weights)
+        self.done += 1
+
+
+def _train(game, player, opponents, weights, config, seed, init, metadata, joint=None,
+           rounds=None):
+    rng = np.random.default_rng(seed)
+    seats = [None if q == player else members for q, members in enumerate(opponents)]
+    games = Rollouts(game, seats, [None if q == player else w for q, w in enumerate(weights)],
+                     config.num_envs, rng=rng, env_seed=seed + 1, self_play=config.self_play,
+                     joint=joint)
+    net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden)
+    if init is not None and config.warm_start:
+        net.load_state_dict(init.net.state_dict())
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
+    scale = 1.0
+    if config.scale_returns:
+        scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9)
+    learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed))
+
+    def meta() -> dict:
+        return {"obs_shape": list(games.vg.obs_shape), "num_actions": games.vg.num_actions,
+                "hidden": list(config.hidden), "ppo": config.to_dict(), "seed": seed,
+                "env_steps": learner.env_steps, "greedy": config.greedy, **(metadata or {})}
+
+    hooks = _Rounds(rounds, games, player, config, meta)
+    diagnostics: list[dict] = []
+    best_return, stale = -np.inf, 0
+    start = time.perf_counter()
+    while learner.env_steps < config.env_steps:
+        batch_start = time.perf_counter()
+        used = learner.env_steps / config.env_steps  # budget fraction spent before this batch
+        batch_env_steps = learner.collect(config.steps_per_update, hooks.budget())
+        collect_s = time.perf_counter() - batch_start
+        batch = learner.buffer.take_complete()
+        if batch is None:
+            hooks.after_update(net, learner.env_steps)
+            continue
+        update = len(diagnostics) + 1
+        lr = config.learning_rate * max(0.0, 1.0 - used)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        stats = _ppo_update(net, optimizer, batch, config, rng)
+        mean_return = float(batch["episode_returns"].mean()) * scale
+        elapsed = time.perf_counter() - batch_start
+        stats.update(update=update, env_steps=learner.env_steps,
+                     learner_steps=learner.learner_steps, episodes=int(batch["last"].sum()),
+                     mean_return=mean_return, learning_rate=lr,
+                     steps_per_s=batch_env_steps / max(elapsed, 1e-9),
+                     rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
+                     wall_s=time.perf_counter() - start)
+        diagnostics.append(stats)
+        hooks.after_update(net, learner.env_steps)
+        if config.plateau_patience:
+            if mean_return > best_return + config.plateau_tol:
+                best_return, stale = mean_return, 0
+            else:
+                stale += 1
+                if stale >= config.plateau_patience:
+                    break
+    hooks.after_update(net, learner.env_steps, final=True)
+    return NeuralPolicy(player, net, meta()), diagnostics
+
+
+def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:
+    """Generalised advantage estimates over episodes laid out consecutively in time order;
+    the value after an episode's last transition is 0 (episodes end in terminal states)."""
+    values, rewards, last = batch["value"], batch["reward"], batch["last"]
+    adv = np.zeros(len(values))
+    running = 0.0
+    for t in range(len(values) - 1, -1, -1):
+        if last[t]:
+            next_value, running = 0.0, 0.0
+        else:
+            next_value = values[t + 1]
+        delta = rewards[t] + gamma * next_value - values[t]
+        running = delta + gamma * lam * running
+        adv[t] = running
+    return adv
+
+
+def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng) -> dict:
+    adv_np = _gae(batch, config.gamma, config.gae_lambda)
+    values_np = batch["value"].astype(np.float64)
+    obs_t = torch.as_tensor(batch["obs"])
+    mask_t = torch.as_tensor(batch["mask"])
+    act_t = torch.as_tensor(batch["action"])
+    old_logp_t = torch.as_tensor(batch["logp"], dtype=torch.float32)
+    returns_t = torch.as_tensor(adv_np + values_np, dtype=torch.float32)
+    adv_t = torch.as_tensor(adv_np, dtype=torch.float32)
+    size = len(act_t)
+    mb = max(1, size // config.minibatches)
+    kls, clipfracs, entropies, vlosses, plosses = [], [], [], [], []
+    for _ in range(config.epochs):
+        order = rng.permutation(size)
+        for s in range(0, size, mb):
+            b = torch.as_tensor(order[s:s + mb])
+            logits = net.logits(obs_t[b], mask_t[b])
+            logp_all = torch.log_softmax(logits, dim=-1)
+            logp = logp_all.gather(1, act_t[b][:, None])[:, 0]
+            p_all = logp_all.exp()
+            entropy = -(p_all * torch.where(mask_t[b], logp_all, 0.0)).sum(-1).mean()
+            ratio = (logp - old_logp_t[b]).exp()
+            with torch.no_grad():
+                kls.append(float(((ratio - 1) - (logp - old_logp_t[b])).mean()))
+                clipfracs.append(float(((ratio - 1).abs() > config.clip).float().mean()))
+            a = adv_t[b]
+            if len(b) > 1:
+                a = (a - a.mean()) / (a.std() + 1e-8)
+            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - config.clip, 1 + config.clip))
+            policy_loss = pg.mean()
+            value_loss = 0.5 * ((net.value(obs_t[b]) - returns_t[b]) ** 2).mean()
+            loss = policy_loss - config.entropy_coef * entropy + config.value_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            optimizer.step()
+            entropies.append(float(entropy.detach()))
+            vlosses.append(float(value_loss.detach()))
+            plosses.append(float(policy_loss.detach()))
+    target = returns_t.numpy()
+    var = np.var(target)
+    explained = float("nan") if var == 0 else float(1 - np.var(target - values_np) / var)
+    return {"approx_kl": float(np.mean(kls)), "clip_fraction": float(np.mean(clipfracs)),
+            "entropy": float(np.mean(entropies)), "value_loss": float(np.mean(vlosses)),
+            "policy_loss": float(np.mean(plosses)), "explained_variance": explained}

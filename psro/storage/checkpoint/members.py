@@ -1,0 +1,96 @@
+"""Members and logs rebuilt from saved run files (records of any format version)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from psro.errors import RunDirectoryError
+from psro.extensive_form.members import UniformMember
+from psro.extensive_form.policies import TabularPolicy
+from psro.storage.files import file_digest
+from psro.storage.text_files import parse_json
+
+
+def network_path(directory: Path, player: int, index: int) -> Path:
+    """Where member ``index`` of ``player`` keeps its network (``.pt`` + ``.json``)."""
+    return Path(directory) / "networks" / f"player{player}_member{index}"
+
+
+def network_files(path: Path) -> tuple[Path, Path]:
+    """The two files of the network at ``path`` (weights, metadata), in digest order."""
+    return path.with_suffix(".pt"), path.with_suffix(".json")
+
+
+
+def member_from_record(path: Path, player: int, index: int, info: dict, table, networks: bool):
+    """Rebuild one member from its record entry (and its network file)."""
+    name, kind, has_network = info.pop("name"), info.pop("kind"), info.pop("network", False)
+    digest = info.pop("network_sha256", None)  # format 3 records vouch for their networks
+    network = None
+    if has_network and networks:
+        from psro.rl.networks import NeuralPolicy
+
+        where = network_path(path, player, index)
+        if digest is not None:
+            check_network_files(where, digest)
+        network = NeuralPolicy.load(where)
+    if kind == "tabular":
+        check_table(table, player, index)
+        return TabularPolicy(player, table, name=name, metadata=info, network=network)
+    if kind == "neural":
+        if network is None:
+            return UnloadedMember(player, name, info)
+        network.name, network.metadata = name, info
+        return network
+    if kind == "uniform":
+        return UniformMember(player)
+    raise ValueError(f"member {index} of player {player} has unknown kind {kind!r}")
+
+
+def check_network_files(where: Path, digest: str) -> None:
+    """Refuse a network whose files are missing or are not the ones its record vouches for
+    (replaced, edited or left by another run)."""
+    missing = [str(f) for f in network_files(where) if not f.is_file()]
+    if missing:
+        raise RunDirectoryError(f"network file {missing[0]} is missing")
+    if file_digest(*network_files(where)) != digest:
+        raise RunDirectoryError(f"network files {where}.pt/.json are not the ones the run "
+                                f"wrote (their SHA-256 does not match the iteration record)")
+
+
+def check_table(table, player: int, index: int) -> None:
+    """A member's action-probability table: a 2-D array of probabilities in [0, 1] whose rows
+    sum to 1 (one row per information set)."""
+    if table is None or table.ndim != 2:
+        raise ValueError(f"member {index} of player {player} has no valid table")
+    if not np.all(np.isfinite(table)) or table.min() < 0 or table.max() > 1 \
+            or not np.allclose(table.sum(axis=1), 1.0, atol=1e-6):
+        raise ValueError(f"the table of member {index} of player {player} is not a policy "
+                         f"(probabilities in [0, 1] summing to 1 per information set)")
+
+
+class UnloadedMember:
+    """A neural member read without its network (``load(..., networks=False)``)."""
+
+    kind = "neural"
+
+    def __init__(self, player: int, name: str, metadata: dict):
+        self.player, self.name, self.metadata = player, name, metadata
+
+
+def read_log(file: Path, rows: int) -> list[dict]:
+    """The first ``rows`` rows of a JSON-lines log that the records vouch for. Rows appended
+    after the last record, a line cut short by a kill, or a log truncated or deleted since
+    (diagnostics only) give the rows that can be read."""
+    if rows == 0 or not file.is_file() or file.is_symlink():
+        return []
+    log = []
+    try:
+        with open(file) as handle:
+            for _, line in zip(range(rows), handle, strict=False):
+                log.append(parse_json(line))
+    except (OSError, ValueError):  # ValueError: parse_json's, or a line that is not UTF-8
+        pass
+    return log

@@ -1,0 +1,246 @@
+"""Reading run directories of any format (see :mod:`psro.storage.checkpoint` for the layout)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from psro.config import RunConfig
+from psro.errors import ConfigError, RunDirectoryError
+from psro.payoffs import PayoffTable
+from psro.state import RunState, joint_from_record
+from psro.storage.checkpoint.legacy import LEGACY_VERSIONS, check_rows, load_legacy
+from psro.storage.checkpoint.members import member_from_record, read_log
+from psro.storage.checkpoint.writer import (
+    FORMAT_VERSION,
+    RUN_FOLDERS,
+    VIEWS,
+    RunWriter,
+    _record_path,
+    _Saved,
+)
+from psro.storage.files import (
+    append_bytes,
+    atomic_write_bytes,
+    checksum,
+    csv_rows,
+    jsonl,
+    remove_temporary_files,
+)
+from psro.storage.text_files import read_json
+
+
+@dataclass
+class SavedRun:
+    """A run directory read back: its config, state, manifest (``evaluation``,
+    ``infoset_digest``, ``infoset_keys``), format version, and what its last record says
+    (for a writer that continues it)."""
+
+    path: Path
+    config: RunConfig
+    state: RunState
+    manifest: dict
+    format_version: int
+    last: _Saved | None = None
+
+    def writer(self) -> RunWriter:
+        """A writer that continues this run: log files are cut back to what the last record
+        vouches for (rebuilt from the records where they are shorter); a run of format 1 or 2
+        is converted to records first."""
+        writer = RunWriter(self.path, self.last)
+        writer.lock.acquire()
+        remove_temporary_files(self.path)
+        if self.format_version in LEGACY_VERSIONS:
+            writer.convert(self.state, self.manifest)
+            return writer
+        rebuilt = {"metrics.jsonl": lambda: jsonl(self.state.metrics),
+                   "metrics.csv": lambda: csv_rows(self.state.metrics, header=True),
+                   "mixtures.jsonl": lambda: jsonl(self.state.mixture_history),
+                   "oracle_log.jsonl": lambda: jsonl(self.state.oracle_log)}
+        log_rows = len(self.state.oracle_log)  # fewer than recorded if the log was cut
+        self.last.log_rows_after = min(self.last.log_rows_after, log_rows)
+        self.last.log_rows_before = min(self.last.log_rows_before, log_rows)
+        for name in VIEWS:
+            path, length = self.path / name, self.last.views_after[name]
+            if path.is_file() and path.stat().st_size >= length:
+                append_bytes(path, b"", length)
+            else:
+                data = rebuilt[name]()
+                atomic_write_bytes(path, lambda h, d=data: h.write(d))
+                self.last.views_after[name] = len(data)
+        return writer
+
+
+def read_config(path: str | Path) -> RunConfig:
+    """The run's ``config.json``; :class:`RunDirectoryError` when ``path`` is not a run."""
+    path = Path(path)
+    if not path.is_dir():
+        raise RunDirectoryError(f"{path} is not a directory")
+    file = path / "config.json"
+    if not file.is_file():
+        raise RunDirectoryError(f"{path} is not a run directory (no config.json)")
+    try:
+        data = read_json(file)
+        return RunConfig.from_dict(data, source=str(file)).validate()
+    except (ConfigError, TypeError) as err:
+        raise RunDirectoryError(f"{file} is not a valid run config: {err}") from None
+    except ValueError as err:
+        raise RunDirectoryError(f"{file} is corrupt: {err}") from None
+
+
+def load(path: str | Path, networks: bool = True, resume: bool = False) -> SavedRun:
+    """Read a run directory of any format. With ``networks=False`` neural members are left
+    unloaded (tables, payoffs and metrics only; no torch needed). Corrupt or incompatible files
+    raise :class:`RunDirectoryError` and are left untouched, and so do a missing record, a
+    symbolic link where the run keeps a folder or a log, and a log shorter than the records
+    vouch for (with ``resume``, for a writer that continues the run, such a log is accepted:
+    :meth:`SavedRun.writer` rebuilds it from the records)."""
+    path = Path(path)
+    config = read_config(path)
+    check_run_folders(path)
+    manifest_file = path / "run.json"
+    if not manifest_file.is_file():
+        check_views(path, None)
+        state, manifest, version = load_legacy(path, config, networks)
+        return SavedRun(path, config, state, manifest, version)
+    try:
+        manifest = read_json(manifest_file)
+    except ValueError as err:
+        raise RunDirectoryError(f"{manifest_file} is corrupt: {err}") from None
+    if not isinstance(manifest, dict) or "format_version" not in manifest:
+        raise RunDirectoryError(f"{manifest_file} is corrupt: it must hold a table with a "
+                                f"format_version")
+    version = manifest.pop("format_version")
+    if version != FORMAT_VERSION:
+        raise RunDirectoryError(f"{path} has format version {version!r}; this toolkit reads "
+                                f"{', '.join(map(str, (*LEGACY_VERSIONS, FORMAT_VERSION)))}")
+    records = _read_records(path)
+    try:
+        state = _state_from_records(path, config, manifest, records, networks)
+        check_rows(state, path)
+    except RunDirectoryError:
+        raise
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
+        raise RunDirectoryError(f"run files in {path} are inconsistent: {err!r}") from None
+    last = _Saved.from_meta(records[-1][0])
+    check_views(path, None if resume else last)
+    return SavedRun(path, config, state, manifest, version, last)
+
+
+def check_run_folders(path: Path) -> None:
+    """A run's folders (``iterations``, ``networks``, ``tensorboard``, ``report``) must be its
+    own directories: a symbolic link there, or a file, is refused (a writer would follow it
+    out of the run directory)."""
+    for name in RUN_FOLDERS:
+        folder = path / name
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            kind = "a symbolic link" if folder.is_symlink() else "not a directory"
+            raise RunDirectoryError(f"{folder} is {kind}; a run's folders must be its own "
+                                    f"directories (it was left untouched)")
+
+
+def _record_files(path: Path) -> list[Path]:
+    """The record files, one per iteration from 0 with none missing."""
+    folder = path / "iterations"
+    numbers = sorted(int(entry.name[:6]) for entry in folder.iterdir()
+                     if RUN_FOLDERS["iterations"].fullmatch(entry.name)) \
+        if folder.is_dir() else []
+    if not numbers:
+        raise RunDirectoryError(f"{path} holds no saved iteration yet")
+    missing = sorted(set(range(numbers[-1] + 1)) - set(numbers))
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
+        raise RunDirectoryError(f"{folder} has records up to iteration {numbers[-1]} but not "
+                                f"those of iteration(s) {shown}: the run is damaged, and was "
+                                f"left untouched")
+    files = [_record_path(path, k) for k in numbers]
+    linked = next((f for f in files if f.is_symlink() or not f.is_file()), None)
+    if linked is not None:
+        raise RunDirectoryError(f"record {linked} is not a regular file (a symbolic link or a "
+                                f"folder); it was left untouched")
+    return files
+
+
+def check_views(path: Path, last: _Saved | None) -> None:
+    """The log files must be the run's own files (not symbolic links) and, given the ``last``
+    record, hold at least what the last record vouches for: a log cut short or removed after it was
+    written is damage, named here (``psro run --resume`` rebuilds such logs from the records).
+    Longer logs are an iteration being written, or one whose record a kill interrupted, which
+    a resume cuts."""
+    for name in VIEWS:
+        file = path / name
+        if file.is_symlink() or (file.exists() and not file.is_file()):
+            raise RunDirectoryError(f"{file} is not a regular file (a symbolic link or a "
+                                    f"folder); a run's logs are its own files (it was left "
+                                    f"untouched)")
+        if last is None:
+            continue
+        size = file.stat().st_size if file.is_file() else 0
+        if size < last.views_after[name]:
+            state = "is missing" if not file.exists() else \
+                f"holds {size:,} bytes where the records vouch for {last.views_after[name]:,}"
+            raise RunDirectoryError(f"{file} {state}: the log disagrees with the run's records "
+                                    f"up to iteration {last.iteration}; psro run --resume "
+                                    f"rebuilds it from them")
+
+
+def _read_records(path: Path) -> list[tuple[dict, dict[str, np.ndarray]]]:
+    records = []
+    for file in _record_files(path):
+        try:
+            with np.load(file, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            meta = json.loads(str(arrays.pop("meta")))
+            expected = meta.pop("checksum")
+        except Exception as err:  # zipfile, OSError, ValueError, KeyError, JSON errors
+            raise RunDirectoryError(f"record {file} is corrupt and was left untouched: "
+                                    f"{type(err).__name__}: {err}") from None
+        if checksum(meta, arrays) != expected:
+            raise RunDirectoryError(f"record {file} does not match its checksum (changed after "
+                                    f"it was written); it was left untouched")
+        if meta.get("iteration") != len(records):
+            raise RunDirectoryError(f"record {file} holds iteration {meta.get('iteration')!r}")
+        records.append((meta, arrays))
+    return records
+
+
+def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: list,
+                        networks: bool) -> RunState:
+    last = records[-1][0]
+    n = len(last["sizes"])
+    state = RunState.empty(n, manifest["evaluation"])
+    values = np.zeros((n, *last["sizes"]))
+    counts = np.zeros(tuple(last["sizes"]), dtype=np.int64)
+    errors = np.zeros((n, *last["sizes"]))
+    for meta, arrays in records:
+        for p, joined in enumerate(meta["members"]):
+            for info in joined:
+                index = len(state.populations[p])
+                state.populations[p].append(
+                    member_from_record(path, p, index, dict(info), arrays.get(f"table_{p}_{index}"),
+                            networks))
+        if [len(pop) for pop in state.populations] != list(meta["sizes"]):
+            raise ValueError(f"iteration {meta['iteration']} lists the wrong members")
+        for b, block in enumerate(PayoffTable.new_blocks(tuple(meta["sizes_before"]),
+                                                         tuple(meta["sizes"]))):
+            index = tuple(block)
+            values[(slice(None),) + index] = arrays[f"block{b}_values"]
+            counts[index] = arrays[f"block{b}_counts"]
+            errors[(slice(None),) + index] = arrays[f"block{b}_std_errs"]
+        state.metrics.append(meta["metrics"])
+        state.mixture_history.append(meta["mixtures"])
+    state.table = PayoffTable.from_arrays(values, counts, errors, state.evaluation == "exact")
+    state.mixtures = [np.asarray(m, float) for m in last["mixtures"]["mixtures"]]
+    if "joint" in last["mixtures"]:
+        state.joint = joint_from_record(last["mixtures"]["joint"])
+        if state.joint.shape != tuple(last["sizes"]):
+            raise ValueError(f"the joint of iteration {last['iteration']} has shape "
+                             f"{state.joint.shape}; the table has {tuple(last['sizes'])}")
+    state.iteration = int(last["iteration"])
+    state.wall_time_s = float(last["wall_time_s"])
+    state.env_steps = int(last["env_steps"])
+    state.oracle_log = read_log(path / "oracle_log.jsonl", int(last["oracle_log_rows"]))
+    return state

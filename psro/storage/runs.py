@@ -1,0 +1,60 @@
+"""Finished or interrupted runs read back from their directories (:func:`load_run`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from psro.context import GameContext
+from psro.errors import RunDirectoryError
+from psro.extensive_form.policies import MetaPolicy
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.storage import checkpoint
+
+
+class Run:
+    """A run read from its directory: ``config``, ``iteration`` (the last one saved),
+    ``metrics`` (one row per iteration),
+    ``population`` (per player, its members), ``payoffs`` (the
+    :class:`~psro.payoffs.PayoffTable`), ``mixtures`` (the final meta-strategies),
+    ``mixture_history``, ``evaluation`` (``"exact"`` or ``"sampled"``), ``joint`` (JPSRO's
+    final joint distribution over profiles, an array of the table's shape whose marginals are
+    ``mixtures``; None for the other algorithms) and :meth:`meta_policy`."""
+
+    def __init__(self, path: str | Path):
+        saved = checkpoint.load(path)
+        self.path = Path(path)
+        self.config = saved.config
+        self.state = saved.state
+        self.iteration = saved.state.iteration
+        self.evaluation = saved.state.evaluation
+        self.metrics = saved.state.metrics
+        self.mixtures = saved.state.mixtures
+        self.joint = saved.state.joint
+        self.mixture_history = saved.state.mixture_history
+        self.payoffs = saved.state.table
+        self.population = saved.state.populations
+        self._manifest = saved.manifest
+        self._tree: SequenceFormGame | None = None
+
+    @property
+    def tree(self) -> SequenceFormGame:
+        """The game's sequence form, walked as the run played it (simultaneous moves made
+        turn-based for rollout oracles)."""
+        if self._tree is None:
+            play_turn_based = self._manifest.get("turn_based", self.config.oracle == "ppo")
+            context = GameContext.build(self.config, play_turn_based)
+            self._tree = context.require_tree("a tabular meta-policy")
+            if self._tree.keys_digest() != self._manifest.get("infoset_digest"):
+                raise RunDirectoryError(f"{self.path}: policies do not match the game's "
+                                        f"information sets")
+        return self._tree
+
+    def meta_policy(self) -> MetaPolicy:
+        """The final meta-policy as an OpenSpiel ``Policy`` (JPSRO: the product of the joint's
+        marginals; a correlated distribution is no policy)."""
+        return MetaPolicy(self.tree, self.population, self.mixtures)
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run directory (any format version) into a :class:`Run`."""
+    return Run(path)
