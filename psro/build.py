@@ -18,6 +18,7 @@ from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.evaluation import SETTINGS as EVALUATOR_SETTINGS
 from psro.evaluation import Evaluator, make_evaluator
+from psro.oracles import CAPABILITIES
 from psro.rl.config import PPOConfig
 from psro.storage.tensorboard import require_tensorboard
 
@@ -38,6 +39,14 @@ class Parts:
     deterministic: bool = False
     """No part of the run reads the seed (exact oracle, exact payoffs, no sampling): every
     seed gives the same numbers."""
+
+    @property
+    def warm_modules(self) -> tuple[str, ...]:
+        """The modules the parts' tasks import (a processes backend imports them in each
+        worker when it starts)."""
+        parts = (self.oracle, self.evaluator)
+        return tuple(dict.fromkeys([type(p).__module__ for p in parts] + [
+            m for p in parts for m in getattr(p, "warm_modules", ())]))
 
     def manifest(self) -> dict:
         """What a run directory records about how the run is played and evaluated."""
@@ -69,14 +78,15 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     backend = make_backend(config.backend, config.workers, config.ray_address)
     meta_solver = _meta_solver(config, entry.meta_solver)
     context = GameContext.build(config, oracle_entry.turn_based)
+    _check_needs(config, entry, oracle_entry, context)
     evaluator = make_evaluator(context)
     if meta_solver is not None:
         _check_meta_solver(config, meta_solver, context.num_players)
     oracle = oracle_entry.factory(context)
+    if "targets" in oracle_entry.capabilities and not oracles.targeted(oracle):
+        raise ConfigError(f"oracle {config.oracle!r} declares the capability 'targets' but "
+                          f"has no targeted_tasks and targeted_responses")
     algorithm = entry.factory(context, meta_solver)
-    if not oracles.targeted(oracle) and algorithm.name == "rectified":
-        raise ConfigError(f"algorithm 'rectified' trains several best responses per player; "
-                          f"oracle {config.oracle!r} has no targeted_tasks")
     reads = settings_read(config, evaluator.name)
     config = _without_unread(config, reads, entry, resumed)
     # options written out in full, so a resume keeps them whatever a later default
@@ -101,6 +111,31 @@ def settings_read(config: RunConfig, evaluation: str) -> set[str]:
     if entry.meta_solver is not None:
         reads |= {"meta_solver", "meta_solver_options"}
     return reads
+
+
+def _check_needs(config: RunConfig, entry, oracle_entry, context: GameContext) -> None:
+    """Refuse what the algorithm declares it needs and the game or the oracle lacks."""
+    name, game = config.algorithm, config.game
+    if entry.players is not None and context.num_players != entry.players:
+        raise ConfigError(f"algorithm {name!r} needs a game of {entry.players} players; "
+                          f"{game!r} has {context.num_players}")
+    if entry.zero_sum and not context.game.zero_sum:
+        raise ConfigError(f"algorithm {name!r} needs a zero-sum game; {game!r} is not one")
+    purpose = entry.needs_tree(config)
+    if purpose:
+        context.require_tree(purpose)
+    walked = context.tree is not None
+    needs = entry.needs(config, walked)
+    missing = [c for c in CAPABILITIES if c in needs - oracle_entry.capabilities]
+    if missing:
+        raise ConfigError(f"algorithm {name!r} needs an oracle that "
+                          f"{' and '.join(CAPABILITIES[c] for c in missing)}"
+                          f"{entry.because(config, walked)}; oracle {config.oracle!r} does not "
+                          f"(oracles that do: {', '.join(_oracles_with(needs)) or 'none'})")
+
+
+def _oracles_with(capabilities: frozenset[str]) -> list[str]:
+    return [n for n in oracles.names() if capabilities <= oracles.get(n).capabilities]
 
 
 def _meta_solver(config: RunConfig, kind: str | None):

@@ -26,7 +26,7 @@ from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
 from psro.extensive_form.policies import MetaPolicy
 from psro.payoffs import response_gains
-from psro.state import RunState, joint_record
+from psro.state import RunState
 from psro.storage import checkpoint
 from psro.storage.provenance import differences, provenance
 
@@ -78,7 +78,7 @@ class PSRO:
                callbacks: tuple[Callback, ...]) -> None:
         start_backend = getattr(parts.backend, "start", None)
         if start_backend is not None:  # a cluster that cannot be reached: before any work
-            start_backend()
+            start_backend(parts.warm_modules)
         self.config = config
         self.parts = parts
         self.oracle, self.evaluator = parts.oracle, parts.evaluator
@@ -112,6 +112,7 @@ class PSRO:
                 f"{out}: the saved policies do not match the information sets of "
                 f"{saved.config.game!r} in this OpenSpiel version")
         run = cls.__new__(cls)
+        parts.algorithm.restore(saved.state)
         run._start(saved.config, parts, saved.state, callbacks)
         run.provenance_changes = differences(saved.manifest.get("provenance"), provenance())
         run.writer = saved.writer()
@@ -185,9 +186,8 @@ class PSRO:
                "population_size": len(state.populations[0]), **measured, **responses,
                "entries_evaluated": entries, "env_steps": state.env_steps, **timings}
         state.metrics.append(row)
-        history = {"iteration": state.iteration, "mixtures": [m.tolist() for m in state.mixtures]}
-        if state.joint is not None:
-            history["joint"] = joint_record(state.joint)
+        history = {"iteration": state.iteration, "mixtures": [m.tolist() for m in state.mixtures],
+                   **self.parts.algorithm.record(state)}
         state.mixture_history.append(history)
         self._save(start)
         for callback in self.callbacks:
@@ -265,7 +265,7 @@ class PSRO:
         new = make_backend(backend, workers, ray_address)
         self.backend.close()
         if hasattr(new, "start"):
-            new.start()  # an unreachable cluster is an error now, before any work
+            new.start(self.parts.warm_modules)  # an unreachable cluster fails now
         self.backend = new
 
     def meta_policy(self) -> MetaPolicy:

@@ -19,9 +19,9 @@ class RunState:
     is player p's current meta-strategy over ``populations[p]``; ``mixture_history`` and
     ``metrics`` have one row per iteration; ``oracle_log`` holds the oracle's diagnostics rows
     (PPO: one per update). ``evaluation`` names how payoffs and exploitability are computed
-    (``"exact"`` or ``"sampled"``), recorded so readers need not guess. ``joint`` is the
-    meta-strategy's joint distribution over profiles where the algorithm has one (JPSRO: an
-    array of the table's shape; ``mixtures`` are then its marginals), else None.
+    (``"exact"`` or ``"sampled"``), recorded so readers need not guess. Data of one variant
+    lives with its algorithm, which saves it in the ``mixture_history`` rows (JPSRO's joint
+    distribution: :func:`joint_record`).
     """
 
     populations: list[list]
@@ -35,7 +35,6 @@ class RunState:
     wall_time_s: float = 0.0
     env_steps: int = 0
     stop_reason: str | None = None
-    joint: np.ndarray | None = None
 
     @classmethod
     def empty(cls, num_players: int, evaluation: str) -> RunState:

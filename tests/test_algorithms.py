@@ -12,7 +12,7 @@ import pytest
 import games
 import psro
 import solvers
-from psro.algorithms import RectifiedAlgorithm
+from psro.algorithms.rectified import RectifiedAlgorithm
 from psro.cli import main
 from psro.evaluation.exact import PlanStack
 
@@ -142,7 +142,10 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
       "small.toml"], "algorithm 'jpsro' (its gap is measured on the walked tree)"),
     (["--algorithm", "jpsro", "--meta-solver", "cce", "--meta-solver-option",
       "objective=max"], "objective must be one of entropy, gini, welfare; got 'max'"),
-    (["--algorithm", "pipeline"], "algorithm 'pipeline' trains PPO learners in chunks"),
+    (["--algorithm", "pipeline"], "algorithm 'pipeline' needs an oracle that trains its best "
+                                  "responses in environment steps (warm starts, budgets, "
+                                  "plateaus) (it trains learners in chunks until they plateau)"
+                                  "; oracle 'exact' does not (oracles that do: ppo)"),
     (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "0"],
      "pipeline_width must be an integer from 1 to 64; got 0"),
     (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "100000"],
@@ -164,11 +167,13 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
     (["--algorithm", "xdo", "--game", "leduc_poker", "--oracle", "ppo", "--config",
       "small.toml"], "algorithm 'xdo' (its restricted game is the walked tree)"),
     (["--algorithm", "anytime", "--game", "kuhn_poker(players=3)", "--meta-solver", "prd"],
-     "algorithm 'anytime' needs a two-player zero-sum game"),
+     "algorithm 'anytime' needs a game of 2 players; 'kuhn_poker(players=3)' has 3"),
+    (["--algorithm", "anytime", "--game", "random_general_sum"],
+     "algorithm 'anytime' needs a zero-sum game; 'random_general_sum' is not one"),
     (["--algorithm", "rectified", "--meta-solver", "prd"],
      "algorithm 'rectified' rectifies a Nash meta-strategy"),
     (["--algorithm", "anytime", "--game", "leduc_poker", "--oracle", "exact",
-      "--config", "small.toml"], "too large for the exact oracle"),
+      "--config", "small.toml"], "where the game is too large to walk; with an exact oracle"),
 ])
 def test_variants_that_cannot_run_are_refused_before_any_work(argv, match, tmp_path, capsys,
                                                               monkeypatch):
@@ -192,7 +197,7 @@ def test_resume_refuses_a_new_algorithm(tmp_path, capsys):
 def _action_distribution(run) -> np.ndarray:
     """The joint over members of a one-shot game turned into a distribution over action
     profiles (each member's action distribution is its table's only row)."""
-    joint = run.state.joint
+    joint = run.parts.algorithm.joint
     n = joint.ndim
     num_actions = run.population[0][0].probs.shape[1]
     out = np.zeros((num_actions,) * n)
@@ -233,7 +238,7 @@ def test_jpsro_gap_matches_openspiel_cce_dist_on_three_player_kuhn():
     rows = run.run()
     game = pyspiel.load_game("kuhn_poker(players=3)")
     tree = run.tree
-    joint, values = run.state.joint, run.table.values
+    joint, values = run.parts.algorithm.joint, run.table.values
 
     def member_policy(p, k):
         table = os_policy.TabularPolicy(game, players=[p])
@@ -275,7 +280,7 @@ def test_jpsro_ce_trains_one_response_per_recommendation_and_keeps_the_largest_g
     for p in range(3):
         gain = 0.0
         for k in np.flatnonzero(run.mixtures[p] > 0):
-            weights = recommendation(run.state.joint, p, int(k))
+            weights = recommendation(run.parts.algorithm.joint, p, int(k))
             reach = stack.correlated_reach(run.population, p, weights)
             _, value = run.tree.best_response_to_reach(p, reach)
             gain += max(value - float(np.sum(weights * run.table.values[p])), 0.0)
@@ -399,3 +404,28 @@ def test_pipeline_resumes_every_learner_where_it_was(tmp_path):
     run = psro.load_run(tmp_path / "a")
     assert [m.metadata.get("learner") for m in run.population[0]] == \
         [None, 1, 2, 1, 2, 2, 3, 3, 4]
+
+
+def test_a_registered_trained_oracle_drives_every_variant_its_capabilities_allow():
+    """Refusals come from what parts declare, never from their names: an oracle registered
+    from outside with the PPO oracle's capabilities runs pipeline and anytime by regret
+    matching; one that declares none is refused by both, naming what is missing."""
+    from psro.oracles.ppo import PPOOracle
+
+    capable = "ppo_like_" + str(id(object()))
+    psro.oracles.register(capable, PPOOracle.build, turn_based=True, settings=("ppo", "seed"),
+                          capabilities=("trains", "targets", "round_hook", "correlated"))
+    rows = psro.PSRO("kuhn_poker", capable, algorithm="pipeline", seed=1,
+                     ppo={"env_steps": 1200}).run(iterations=2)
+    assert len(rows) == 3 and rows[-1]["env_steps"] > 0
+    rows = psro.PSRO("kuhn_poker", capable, algorithm="anytime", anytime_rounds=2, seed=1,
+                     ppo={"env_steps": 1200}).run(iterations=1)
+    assert rows[-1]["restricted_value_p0"] is not None
+    plain = "plain_" + str(id(object()))
+    psro.oracles.register(plain, PPOOracle.build, turn_based=True, settings=("ppo", "seed"))
+    for algorithm, missing in (("pipeline", "trains its best responses"),
+                               ("rectified", "trains several best responses per player")):
+        with pytest.raises(psro.ConfigError, match=f"needs an oracle that {missing}"):
+            psro.PSRO("kuhn_poker", plain, algorithm=algorithm, ppo={"env_steps": 1200})
+    with pytest.raises(psro.ConfigError, match="unknown oracle capability 'fast'"):
+        psro.oracles.register("x" + plain, PPOOracle.build, capabilities=("fast",))

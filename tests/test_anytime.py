@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import psro
-from psro.algorithms import AnytimeAlgorithm
+from psro.algorithms.anytime import AnytimeAlgorithm
 from psro.algorithms.anytime_rm import RegretMatching
 from psro.cli import main
 from psro.evaluation.exploitability import exact_exploitability
@@ -107,9 +107,11 @@ def test_anytime_without_a_walked_tree_defaults_to_ten_rounds():
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["--anytime-rounds", "3"], "algorithm 'anytime' finds the least exploitable mixture by "
-                                "regret matching against PPO best responses where "
-                                "anytime_rounds is set: use --oracle ppo"),
+    (["--anytime-rounds", "3"], "algorithm 'anytime' needs an oracle that trains its best "
+                                "responses in environment steps (warm starts, budgets, "
+                                "plateaus) and trains in rounds with a hook between them (it "
+                                "finds the least exploitable mixture by regret matching "
+                                "against trained best responses where anytime_rounds is set"),
     (["--oracle", "ppo", "--anytime-rounds", "0"],
      "anytime_rounds must be a positive integer; got 0"),
 ])

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from psro.algorithms import Algorithm
+from psro.algorithms.base import Algorithm
 from psro.evaluation import monte_carlo
-from psro.oracles import Target
-from psro.rl.config import PPOConfig
+from psro.extensive_form.members import Keys
+from psro.oracles.spec import RoundHook, Target
+from psro.rl.config import Training
 from psro.seeds import derive_seed
 from psro.state import RunState
 
@@ -71,39 +72,44 @@ class RegretMatching:
         return self.total / max(len(self.values), 1)
 
 
-def regret_matching_best_response(game, player: int, opponents: list[list],
-                                  weights: list[np.ndarray], config: PPOConfig, seed: int,
-                                  init, metadata: dict, rounds: int, options: dict):
-    """A pure task: ``player``'s PPO best response, trained while the other player's restricted
-    distribution over its members (``opponents``, starting from ``weights``) is updated by
-    :class:`RegretMatching` at the end of each of ``rounds`` equal parts of the budget, against the
-    network as it stands then (the other player's payoff of each member against it estimated by
-    Monte Carlo with ``options``, :func:`psro.evaluation.monte_carlo.estimate`'s, each estimate
-    seeded from ``seed``, the round and the member).
+class RegretMatchingRounds:
+    """The round hook of a regret-matching target (a :class:`~psro.oracles.spec.RoundHook`
+    observer, built in the worker): while ``training.player``'s PPO best response trains, the
+    other player's restricted distribution over its members (starting from its weights) is
+    updated by :class:`RegretMatching` after each round, against the network as it stands
+    then (the other player's payoff of each member against it estimated by Monte Carlo with
+    ``options``, :func:`psro.evaluation.monte_carlo.estimate_profile`'s, each estimate seeded
+    from the training's seed, the round and the member). Two-player games. Its metadata:
+    ``restricted`` (the average mixture, a list) and ``restricted_value`` (the mean of the
+    rounds' values)."""
 
-    Arguments as :func:`psro.rl.ppo.train_best_response`'s (two players). Returns ``(network,
-    diagnostics)``; the network's metadata gains ``restricted`` (the average mixture, a list)
-    and ``restricted_value`` (the mean of the rounds' values)."""
-    from psro.rl.ppo import train_best_response
+    def __init__(self, training: Training, options: dict):
+        self.training, self.options = training, options
+        self.other = 1 - training.player
+        self.matching = RegretMatching(training.weights[self.other])
 
-    other = 1 - player
-    matching = RegretMatching(weights[other])
-
-    def hook(round_: int, network) -> np.ndarray:
-        payoffs = []
-        for k, actor in enumerate(opponents[other]):
+    def after_round(self, round_: int, network) -> np.ndarray:
+        """The other player's new weights after round ``round_``."""
+        t, payoffs = self.training, []
+        for k, actor in enumerate(t.opponents[self.other]):
             actors = [network, network]
-            actors[other] = actor
+            actors[self.other] = actor
             estimate = monte_carlo.estimate_profile(
-                game, actors, derive_seed(seed, round_, k, 1), **options)
-            payoffs.append(estimate.mean[other])
-        return matching.observe(np.array(payoffs))
+                t.game, actors, derive_seed(t.seed, round_, k, 1), **self.options)
+            payoffs.append(estimate.mean[self.other])
+        return self.matching.observe(np.array(payoffs))
 
-    network, diagnostics = train_best_response(game, player, opponents, weights, config, seed,
-                                               init, metadata, None, (rounds, hook))
-    network.metadata.update(restricted=matching.average.tolist(),
-                            restricted_value=float(np.mean(matching.values)))
-    return network, diagnostics
+    def metadata(self) -> dict:
+        """What the trained network (and its member) records."""
+        return {Keys.RESTRICTED: self.matching.average.tolist(),
+                Keys.RESTRICTED_VALUE: float(np.mean(self.matching.values))}
+
+
+def anytime_reads(config, evaluation: str) -> tuple[str, ...]:
+    """Anytime by regret matching (rounds set, or a game too large to walk) estimates each
+    round's member values by Monte Carlo."""
+    return ("monte_carlo", "seed") \
+        if config.anytime_rounds is not None or evaluation == "sampled" else ()
 
 
 def padded(mixture, size: int) -> np.ndarray:
@@ -117,7 +123,7 @@ def _newest_response(state: RunState, player: int):
     """The opponent's newest member trained with regret matching over ``player``'s members
     (its metadata holds ``player``'s restricted mixture and value), or None."""
     return next((m for m in reversed(state.populations[1 - player])
-                 if "restricted" in m.metadata), None)
+                 if Keys.RESTRICTED in m.metadata), None)
 
 
 class RegretMatchingAnytime(Algorithm):
@@ -130,8 +136,10 @@ class RegretMatchingAnytime(Algorithm):
 
     name = "anytime"
 
-    def __init__(self, rounds: int):
+    def __init__(self, rounds: int, options: dict | None = None):
         self.rounds = rounds
+        self.hook = RoundHook(rounds, RegretMatchingRounds, dict(options or {}),
+                              carries=(Keys.RESTRICTED, Keys.RESTRICTED_VALUE))
 
     def meta(self, state: RunState) -> list[np.ndarray]:
         """Each player's newest restricted distribution (uniform before the first)."""
@@ -140,12 +148,12 @@ class RegretMatchingAnytime(Algorithm):
             newest = _newest_response(state, p)
             size = len(population)
             out.append(np.full(size, 1.0 / size) if newest is None
-                       else padded(newest.metadata["restricted"], size))
+                       else padded(newest.metadata[Keys.RESTRICTED], size))
         return out
 
     def targets(self, state: RunState) -> list[Target]:
         """One target per player against the meta-strategy, trained in ``rounds`` rounds."""
-        return [Target(p, tuple(state.mixtures), rounds=self.rounds) for p in range(2)]
+        return [Target(p, tuple(state.mixtures), round_hook=self.hook) for p in range(2)]
 
     def metrics(self, state: RunState) -> dict:
         """``restricted_value_p{p}``: the mean over the last iteration's rounds of p's
@@ -154,9 +162,9 @@ class RegretMatchingAnytime(Algorithm):
         for p in range(2):
             newest = _newest_response(state, p)
             out[f"restricted_value_p{p}"] = None if newest is None else \
-                newest.metadata["restricted_value"]
+                newest.metadata[Keys.RESTRICTED_VALUE]
         return out
 
 
-__all__ = ["DEFAULT_ROUNDS", "RegretMatching", "RegretMatchingAnytime", "padded",
-           "regret_matching_best_response"]
+__all__ = ["DEFAULT_ROUNDS", "RegretMatching", "RegretMatchingAnytime", "RegretMatchingRounds",
+           "anytime_reads", "padded"]

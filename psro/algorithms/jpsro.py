@@ -42,12 +42,15 @@ from collections.abc import Callable
 import numpy as np
 
 import solvers
-from psro.algorithms import Algorithm
+from psro import oracles
+from psro.algorithms.base import Algorithm, AlgorithmEntry
+from psro.context import GameContext
 from psro.errors import MetaSolverError
 from psro.evaluation.exact import PlanStack
+from psro.extensive_form.members import Keys
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.oracles import Target
-from psro.state import RunState
+from psro.oracles.spec import Target
+from psro.state import RunState, joint_from_record, joint_record
 
 DIST_TOL = 1e-9
 """Joint probabilities at or below this are set to 0 (and the rest renormalised) before the
@@ -79,14 +82,25 @@ class JPSROAlgorithm(Algorithm):
         self.correlated = solver_name == "ce"
         """CE best responses (one per recommendation) rather than CCE ones."""
         self.stack = PlanStack(tree)
+        self.joint: np.ndarray | None = None
+        """The meta-strategy's joint distribution over profiles (an array of the payoff
+        table's shape); ``state.mixtures`` are its marginals."""
 
     @property
     def gap_kind(self) -> str:
         """``"ce"`` or ``"cce"``: which equilibrium the gap measures."""
         return "ce" if self.correlated else "cce"
 
+    def record(self, state: RunState) -> dict:
+        """The joint, saved with each iteration's mixtures."""
+        return {"joint": joint_record(self.joint)}
+
+    def restore(self, state: RunState) -> None:
+        """The joint of the last saved iteration (a resumed run)."""
+        self.joint = joint_from_record(state.mixture_history[-1]["joint"])
+
     def meta(self, state: RunState) -> list[np.ndarray]:
-        """Solve the joint (set as ``state.joint``); returns its marginals."""
+        """Solve the joint (kept as :attr:`joint`); returns its marginals."""
         try:
             joint = np.asarray(self.joint_solver(state.table.as_game()), float)
         except (solvers.SolverError, solvers.PayoffError) as err:
@@ -98,14 +112,14 @@ class JPSROAlgorithm(Algorithm):
             raise MetaSolverError(f"meta-solver {self.solver_name!r} returned no joint "
                                   f"distribution of shape {state.table.shape}")
         joint = np.where(joint > DIST_TOL, joint, 0.0)
-        state.joint = joint / joint.sum()
-        return solvers.marginals(state.joint)
+        self.joint = joint / joint.sum()
+        return solvers.marginals(self.joint)
 
     def _recommendations(self, state: RunState) -> list[tuple[int, int, np.ndarray]]:
         """``(player, tag, conditional weights)`` of every best response to train: tag 0 and
         the whole joint per player (CCE), or tag k + 1 and the joint given recommendation k
         (CE)."""
-        joint = state.joint
+        joint = self.joint
         out = []
         for p in range(state.num_players):
             if not self.correlated:
@@ -139,15 +153,15 @@ class JPSROAlgorithm(Algorithm):
                 if gain > best_gain:
                     best, best_gain = member, gain
             if best is not None:
-                best.metadata["gain"] = best_gain
+                best.metadata[Keys.GAIN] = best_gain
                 out.append(best)
         return out
 
     def _weights(self, state: RunState, member) -> np.ndarray:
         """The joint weights a member was trained against (its target tag is k + 1 for the
         CE recommendation k)."""
-        tag = member.metadata.get("target", 0)
-        return recommendation(state.joint, member.player, tag - 1) if tag else state.joint
+        tag = member.metadata.get(Keys.TARGET, 0)
+        return recommendation(self.joint, member.player, tag - 1) if tag else self.joint
 
     def _gain(self, state: RunState, member) -> float:
         """Exact gain of playing ``member`` instead of following the joint (weighted by the
@@ -178,6 +192,22 @@ class JPSROAlgorithm(Algorithm):
             gains[p] += max(deviation - float(np.sum(weights * values[p])), 0.0)
         return {"gap": float(gains.max()), "gap_kind": self.gap_kind,
                 **{f"gap_p{p}": float(g) for p, g in enumerate(gains)}}
+
+
+def _jpsro(context: GameContext, meta_solver) -> JPSROAlgorithm:
+    """The registry's factory: the joint meta-solver; the gap is measured on the walked
+    tree, and an oracle of exact best responses lets the run stop by itself."""
+    config = context.config
+    exact = "exact" in oracles.get(config.oracle).capabilities
+    return JPSROAlgorithm(context.require_tree(NEEDS_TREE),
+                          solvers.get_joint(config.meta_solver, **config.meta_solver_options),
+                          config.meta_solver, exact_oracle=exact)
+
+
+NEEDS_TREE = "algorithm 'jpsro' (its gap is measured on the walked tree)"
+ENTRY = AlgorithmEntry(_jpsro, meta_solver="joint", default_meta_solver="cce",
+                       needs=lambda config, walked: frozenset({"correlated"}),
+                       needs_tree=lambda config: NEEDS_TREE)
 
 
 __all__ = ["DIST_TOL", "GAIN_RTOL", "JPSROAlgorithm", "recommendation"]

@@ -37,15 +37,19 @@ from collections.abc import Callable
 import numpy as np
 
 import solvers
-from psro.algorithms import Algorithm
-from psro.errors import MetaSolverError
-from psro.oracles import SCRATCH, Target
+from psro import oracles
+from psro.algorithms.base import Algorithm, AlgorithmEntry
+from psro.context import GameContext
+from psro.errors import ConfigError, MetaSolverError
+from psro.extensive_form.members import Keys
+from psro.oracles.spec import SCRATCH, Target
+from psro.rl.config import PPOConfig
 from psro.state import RunState
 
 
 def learner_of(member) -> int | None:
     """The learner id of a snapshot (None for the initial member)."""
-    return member.metadata.get("learner")
+    return member.metadata.get(Keys.LEARNER)
 
 
 class PipelineAlgorithm(Algorithm):
@@ -65,7 +69,7 @@ class PipelineAlgorithm(Algorithm):
     def frozen(population: list) -> list[int]:
         """Indices of the frozen members (the initial one included)."""
         return [k for k, m in enumerate(population)
-                if learner_of(m) is None or m.metadata.get("frozen")]
+                if learner_of(m) is None or m.metadata.get(Keys.FROZEN)]
 
     @staticmethod
     def active(population: list) -> list[tuple[int, int]]:
@@ -76,7 +80,7 @@ class PipelineAlgorithm(Algorithm):
             if learner_of(m) is not None:
                 newest[learner_of(m)] = k
         return sorted((lid, k) for lid, k in newest.items()
-                      if not population[k].metadata.get("frozen"))
+                      if not population[k].metadata.get(Keys.FROZEN))
 
     def _nash(self, state: RunState, sets: list[list[int]]) -> list[np.ndarray]:
         """The meta-solver's mixtures on the sub-table of ``sets`` (one index list per
@@ -133,7 +137,7 @@ class PipelineAlgorithm(Algorithm):
         for p, pop in enumerate(state.populations):
             mine = [m for m in members if m.player == p]
             for member in mine:
-                member.metadata["learner"] = member.metadata.get("target")
+                member.metadata[Keys.LEARNER] = member.metadata.get(Keys.TARGET)
             active = self.active(pop)
             lowest = active[0][0] if active else min(
                 (learner_of(m) for m in mine), default=None)
@@ -143,8 +147,26 @@ class PipelineAlgorithm(Algorithm):
                 chunks = 1 + sum(1 for m in pop if learner_of(m) == lowest)
                 plateaued = (member.metadata.get("env_steps") or 0) < self.chunk_steps
                 if plateaued or chunks >= self.width:
-                    member.metadata["frozen"] = True
+                    member.metadata[Keys.FROZEN] = True
         return members
+
+
+def _pipeline(context: GameContext, meta_solver: Callable) -> PipelineAlgorithm:
+    """The registry's factory: learners continue from their own networks, so an oracle that
+    reads the PPO options must warm-start."""
+    config = context.config
+    ppo = PPOConfig.from_dict(config.ppo)
+    if "ppo" in oracles.get(config.oracle).settings and not ppo.warm_start:
+        raise ConfigError("algorithm 'pipeline' continues each learner from its network: "
+                          "ppo.warm_start must be true")
+    return PipelineAlgorithm(meta_solver, config.meta_solver, config.pipeline_width,
+                             ppo.env_steps)
+
+
+ENTRY = AlgorithmEntry(_pipeline, settings=("pipeline_width",),
+                       needs=lambda config, walked: frozenset({"trains", "targets"}),
+                       because=lambda config, walked: " (it trains learners in chunks until "
+                                                      "they plateau)")
 
 
 __all__ = ["PipelineAlgorithm", "learner_of"]

@@ -36,12 +36,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.algorithms import Algorithm
+from psro.algorithms.base import Algorithm, AlgorithmEntry
+from psro.context import GameContext
 from psro.errors import MetaSolverError
 from psro.extensive_form.policies import TabularPolicy
 from psro.extensive_form.restricted_cfr import behaviour, solve_restricted
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
-from psro.oracles import Target, plain_targets
+from psro.oracles.spec import Target, plain_targets
 from psro.state import RunState
 
 EQUILIBRIUM = "xdo_restricted_nash"
@@ -168,3 +169,14 @@ class XDOAlgorithm(Algorithm):
             if not np.array_equal(self.allowed(p, older), self.allowed(p, pop)):
                 return None
         return "restricted_game_complete"
+
+
+def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:
+    """The registry's factory: the walked tree is its restricted game."""
+    return XDOAlgorithm(context.require_tree(NEEDS_TREE), zero_sum=context.game.zero_sum)
+
+
+NEEDS_TREE = "algorithm 'xdo' (its restricted game is the walked tree)"
+ENTRY = AlgorithmEntry(_xdo, meta_solver=None, default_meta_solver=None,
+                       why="it puts all the meta-weight on its restricted game's equilibrium",
+                       needs_tree=lambda config: NEEDS_TREE)

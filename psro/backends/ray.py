@@ -23,7 +23,7 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
-from psro.backends import Task
+from psro.backends.base import Task
 from psro.errors import ConfigError, ToolkitError
 
 MAX_RETRIES = 3
@@ -75,7 +75,7 @@ class RayBackend:
         self._remote = None
         self._owns = False
 
-    def start(self) -> None:
+    def start(self, warm: Sequence[str] = ()) -> None:
         """Start (or join) Ray now; :class:`ConfigError` for Ray missing or an unreachable
         address."""
         if self._remote is not None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from psro.cli import CliError, _options
+from psro.cli.common import CliError, options
 from psro.storage.text_files import read_text
 
 
@@ -69,14 +69,14 @@ def cmd_solve(args) -> int:
     import solvers
 
     payoffs = _read_payoff_file(args.file)
-    options = _options(args.option, "--option") or {}
+    given = options(args.option, "--option") or {}
     game = solvers.as_payoffs(payoffs)
     if max(game[0].shape) > MAX_STRATEGIES:
         shape = " x ".join(f"{n:,}" for n in game[0].shape)
         raise CliError(f"{args.file}: a {shape} game is larger than psro solve takes (at most "
                        f"{MAX_STRATEGIES:,} strategies per player); solve it from Python with "
                        f"solvers.get({args.solver!r})(payoffs), which has no limit")
-    solver = solvers.get(args.solver, **options)
+    solver = solvers.get(args.solver, **given)
     mixtures = solver(game)
     for p, mix in enumerate(mixtures):  # in full, however many strategies
         text = np.array2string(mix, separator=", ", precision=6, suppress_small=True,

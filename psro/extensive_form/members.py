@@ -16,6 +16,26 @@ from __future__ import annotations
 import numpy as np
 
 
+class Keys:
+    """The keys of member ``metadata`` that parts of the toolkit read (defined once, here).
+    Every member also records ``iteration`` and ``oracle``."""
+
+    TARGET = "target"
+    """The index (``Target.tag``) of the target a best response was trained for, when a
+    player has several in one iteration (rectified, jpsro's CE, pipeline's learners)."""
+    LEARNER = "learner"
+    """Pipeline PSRO: the learner a snapshot belongs to."""
+    FROZEN = "frozen"
+    """Pipeline PSRO: the snapshot is its learner's last (the learner is frozen)."""
+    RESTRICTED = "restricted"
+    """Anytime by regret matching: the opponent's restricted mixture found while this member
+    trained (a list)."""
+    RESTRICTED_VALUE = "restricted_value"
+    """Anytime by regret matching: the mean of the rounds' estimated values of that mixture."""
+    GAIN = "gain"
+    """JPSRO: what the member gains by deviating from the joint it was admitted against."""
+
+
 class UniformMember:
     """Uniform over the legal actions: the initial member where no tree is walked."""
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from psro.backends import Task
+from psro.backends.base import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.evaluation.exact import PlanStack
+from psro.extensive_form.members import Keys
 from psro.extensive_form.policies import TabularPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.oracles import Response, Target, TargetedOracle
+from psro.oracles.spec import Response, Target, TargetedOracle
 
 
 def exact_best_response(tree: SequenceFormGame, player: int,
@@ -70,5 +71,5 @@ class ExactOracle(TargetedOracle):
             out.append(Response(TabularPolicy(
                 p, probs, name=f"br_p{p}_it{iteration}{tag}",
                 metadata={"iteration": iteration, "oracle": self.name, "br_value": value,
-                          **({"target": target.tag} if target.tag else {})})))
+                          **({Keys.TARGET: target.tag} if target.tag else {})})))
         return out

@@ -6,29 +6,30 @@ import dataclasses
 
 import numpy as np
 
-from psro.backends import Task
+from psro.backends.base import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
-from psro.extensive_form.members import network_of
+from psro.extensive_form.members import Keys, network_of
 from psro.extensive_form.policies import tabularise
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.oracles import SCRATCH, Response, Target, TargetedOracle
-from psro.rl.config import PPOConfig
+from psro.oracles.spec import SCRATCH, Response, RoundHook, Target, TargetedOracle
+from psro.rl.config import PPOConfig, Training
 from psro.seeds import derive_seed
 
 
-def ppo_best_response(*args):
-    """A pure task: :func:`psro.rl.ppo.train_best_response` (imported in the worker)."""
-    from psro.rl.ppo import train_best_response
+def ppo_best_response(training: Training, hook: RoundHook | None = None):
+    """A pure task: :func:`psro.rl.ppo.train` (imported in the worker) of ``training``, in
+    rounds where a :class:`~psro.oracles.spec.RoundHook` is given (its observer built here,
+    its metadata added to the network's)."""
+    from psro.rl.ppo import train
 
-    return train_best_response(*args)
-
-
-def regret_matching_task(*args):
-    """A pure task: :func:`psro.algorithms.anytime_rm.regret_matching_best_response`."""
-    from psro.algorithms.anytime_rm import regret_matching_best_response
-
-    return regret_matching_best_response(*args)
+    if hook is None:
+        return train(training)
+    observer = hook.observer(training, hook.options)
+    network, diagnostics = train(dataclasses.replace(
+        training, rounds=(hook.rounds, observer.after_round)))
+    network.metadata.update(observer.metadata())
+    return network, diagnostics
 
 
 def joint_profiles(joint: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
@@ -39,10 +40,6 @@ def joint_profiles(joint: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarr
     index = np.argwhere(opponents > 0)
     probs = opponents[tuple(index.T)]
     return index.astype(np.int64), probs / probs.sum()
-
-
-RESTRICTED = ("restricted", "restricted_value")
-"""Metadata of a regret-matching target's network that its member keeps (tabularised too)."""
 
 
 class PPOOracle(TargetedOracle):
@@ -56,15 +53,14 @@ class PPOOracle(TargetedOracle):
     """
 
     name = "ppo"
+    warm_modules = ("psro.rl.ppo",)
+    """What its tasks import (a processes backend imports it in every worker at the start)."""
 
-    def __init__(self, game, tree: SequenceFormGame | None, config: PPOConfig, run_seed: int,
-                 monte_carlo: dict | None = None):
+    def __init__(self, game, tree: SequenceFormGame | None, config: PPOConfig, run_seed: int):
         self.game = game
         self.tree = tree
         self.config = config
         self.run_seed = run_seed
-        self.monte_carlo = dict(monte_carlo or {})
-        """Options of the Monte Carlo estimates that regret-matching targets make."""
 
     @classmethod
     def build(cls, context: GameContext) -> PPOOracle:
@@ -73,7 +69,7 @@ class PPOOracle(TargetedOracle):
             raise ConfigError(f"the ppo oracle reads its options from the ppo table, not "
                               f"oracle_options; got {', '.join(context.config.oracle_options)}")
         return cls(context.play_game, context.tree, PPOConfig.from_dict(context.config.ppo),
-                   context.config.seed, context.config.monte_carlo)
+                   context.config.seed)
 
     def targeted_tasks(self, iteration: int, populations: list[list],
                        targets: list[Target]) -> list[Task]:
@@ -92,15 +88,10 @@ class PPOOracle(TargetedOracle):
             keys = (self.run_seed, iteration, p) + ((target.tag,) if target.tag else ())
             config = self.config if target.budget is None else \
                 dataclasses.replace(self.config, env_steps=target.budget)
-            args = (self.game, p, actors, list(target.mixtures), config,
-                    derive_seed(*keys), previous, {"iteration": iteration})
-            if target.joint is not None:
-                args += (joint_profiles(target.joint, p),)
-            if target.rounds:
-                tasks.append(Task(regret_matching_task,
-                                  args + (target.rounds, self.monte_carlo)))
-            else:
-                tasks.append(Task(ppo_best_response, args))
+            joint = None if target.joint is None else joint_profiles(target.joint, p)
+            training = Training(self.game, p, actors, list(target.mixtures), config,
+                                derive_seed(*keys), previous, {"iteration": iteration}, joint)
+            tasks.append(Task(ppo_best_response, (training, target.round_hook)))
         return tasks
 
     def targeted_responses(self, iteration: int, targets: list[Target],
@@ -109,13 +100,14 @@ class PPOOracle(TargetedOracle):
         out = []
         for target, (network, diagnostics) in zip(targets, results, strict=True):
             p = target.player
+            carried = target.round_hook.carries if target.round_hook else ()
             last = diagnostics[-1] if diagnostics else {}
             name = f"ppo_p{p}_it{iteration}" + (f"_{target.tag}" if target.tag else "")
             metadata = {"iteration": iteration, "oracle": self.name,
                         "env_steps": network.metadata.get("env_steps"),
                         "final_mean_return": last.get("mean_return"),
-                        **({"target": target.tag} if target.tag else {}),
-                        **{k: network.metadata[k] for k in RESTRICTED if k in network.metadata}}
+                        **({Keys.TARGET: target.tag} if target.tag else {}),
+                        **{k: network.metadata[k] for k in carried if k in network.metadata}}
             if self.tree is None:
                 network.name = name
                 network.metadata.update(metadata)

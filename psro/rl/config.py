@@ -118,3 +118,27 @@ class PPOConfig:
         out = dataclasses.asdict(self)
         out["hidden"] = list(self.hidden)
         return out
+
+
+@dataclass(frozen=True)
+class Training:
+    """One PPO best response to train (plain data, so it pickles to a worker).
+
+    ``player`` trains against ``opponents[q]``, player q's members' actors (see
+    :mod:`psro.extensive_form.members`), drawn per episode by ``weights[q]`` (entry ``player``
+    ignored), or, with ``joint`` = ``(profiles, probs)``, by correlated profiles as
+    :class:`psro.rl.rollout.Rollouts` takes them. ``init``: the network to start from (with
+    ``config.warm_start``); ``metadata``: added to the network's; ``rounds = (R, hook)``: the
+    budget cut into R rounds, ``hook(r, policy)`` returning the other player's new weights
+    after round r (:func:`psro.rl.ppo.train_best_response`)."""
+
+    game: object
+    player: int
+    opponents: list
+    weights: list
+    config: PPOConfig
+    seed: int
+    init: object = None
+    metadata: dict | None = None
+    joint: tuple | None = None
+    rounds: tuple | None = None

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from psro.rl.config import PPOConfig
+from psro.rl.config import PPOConfig, Training
 from psro.rl.networks import ActorCritic, NeuralPolicy
 from psro.rl.rollout import Rollouts
 
@@ -93,14 +93,19 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
     Deterministic for a given seed on CPU. Runs torch with one thread (small networks: fastest and
     reproducible) and puts the caller's thread count and torch random state back before it returns.
     """
-    config.validate()
+    return train(Training(game, player, opponents, weights, config, seed, init, metadata, joint,
+                          rounds))
+
+
+def train(training: Training) -> tuple[NeuralPolicy, list[dict]]:
+    """:func:`train_best_response` of one :class:`~psro.rl.config.Training`."""
+    training.config.validate()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            return _train(game, player, opponents, weights, config, seed, init, metadata,
-                          joint, rounds)
+            torch.manual_seed(training.seed)
+            return _train(training)
     finally:
         torch.set_num_threads(threads)
 
@@ -180,8 +185,10 @@ class _Rounds:
         self.done += 1
 
 
-def _train(game, player, opponents, weights, config, seed, init, metadata, joint=None,
-           rounds=None):
+def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
+    game, player, config, seed = t.game, t.player, t.config, t.seed
+    opponents, weights, init, metadata, joint, rounds = (t.opponents, t.weights, t.init,
+                                                         t.metadata, t.joint, t.rounds)
     rng = np.random.default_rng(seed)
     seats = [None if q == player else members for q, members in enumerate(opponents)]
     games = Rollouts(game, seats, [None if q == player else w for q, w in enumerate(weights)],

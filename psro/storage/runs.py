@@ -8,6 +8,7 @@ from psro.context import GameContext
 from psro.errors import RunDirectoryError
 from psro.extensive_form.policies import MetaPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.state import joint_from_record
 from psro.storage import checkpoint
 
 
@@ -29,7 +30,8 @@ class Run:
         self.evaluation = saved.state.evaluation
         self.metrics = saved.state.metrics
         self.mixtures = saved.state.mixtures
-        self.joint = saved.state.joint
+        last = saved.state.mixture_history[-1] if saved.state.mixture_history else {}
+        self.joint = joint_from_record(last["joint"]) if "joint" in last else None
         self.mixture_history = saved.state.mixture_history
         self.payoffs = saved.state.table
         self.population = saved.state.populations

@@ -235,10 +235,10 @@ def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: 
     state.table = PayoffTable.from_arrays(values, counts, errors, state.evaluation == "exact")
     state.mixtures = [np.asarray(m, float) for m in last["mixtures"]["mixtures"]]
     if "joint" in last["mixtures"]:
-        state.joint = joint_from_record(last["mixtures"]["joint"])
-        if state.joint.shape != tuple(last["sizes"]):
+        joint = joint_from_record(last["mixtures"]["joint"])
+        if joint.shape != tuple(last["sizes"]):
             raise ValueError(f"the joint of iteration {last['iteration']} has shape "
-                             f"{state.joint.shape}; the table has {tuple(last['sizes'])}")
+                             f"{joint.shape}; the table has {tuple(last['sizes'])}")
     state.iteration = int(last["iteration"])
     state.wall_time_s = float(last["wall_time_s"])
     state.env_steps = int(last["env_steps"])
