@@ -23,17 +23,12 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check solvers games psro experiments tests
 
-# API reference from the docstrings (pdoc): build/docs/index.html. A docstring or annotation
-# pdoc cannot read is a warning, and a warning fails the build.
-# Every module of the three packages gets a page (pdoc alone follows only each package's __all__).
-DOC_MODULES = $(shell $(PY) -c "import importlib, pkgutil; print(' '.join(n for p in \
-	('psro', 'solvers', 'games') for n in [p] + [m.name for m in pkgutil.walk_packages(\
-	importlib.import_module(p).__path__, p + '.')]))")
-
+# The documentation site (Sphinx with MyST Markdown, the furo theme): docs/ -> build/docs/index.html.
+# The guide, the variant pages and the benchmarks are Markdown; the API reference is generated
+# from the docstrings. Every warning (a broken reference, a docstring Sphinx cannot read) fails.
 docs: $(STAMP)
-	rm -rf build/docs
-	$(PY) -W error -W "ignore:The module specification" -m pdoc --docformat restructuredtext \
-		-o build/docs $(DOC_MODULES)
+	rm -rf build/docs docs/api/generated
+	$(PY) -m sphinx -E -W --keep-going -q -b html docs build/docs
 
 test: lint docs
 	$(PY) -m pytest

@@ -5,5 +5,6 @@
 
 from games.catalog import CATALOG
 from games.loading import Game, GameError, catalog_names, load, register
+from games.probe import check_specs
 
-__all__ = ["CATALOG", "Game", "GameError", "catalog_names", "load", "register"]
+__all__ = ["CATALOG", "Game", "GameError", "catalog_names", "check_specs", "load", "register"]

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import json
 import os
 import re
-import select
-import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 import pyspiel
 
 from games.catalog import CATALOG, CatalogEntry
-from games.probe import size_problem, spiel_message
+from games.probe import check_specs, size_problem, spiel_message
 from solvers.errors import ToolkitError
 
 
@@ -166,83 +162,8 @@ def _check_parameters(name: str, spec: str) -> None:
                             f"is {default}); got {value}")
 
 
-_PROBE = ("import sys; sys.path.insert(0, sys.argv[1]); from games.probe import serve; "
-          "serve()")
-PROBE_TIMEOUT_S = 60
-"""Longest a probe child may spend on one game string before the game is refused."""
-_probed: dict[str, str | None] = {}
-"""Each probed spec's problem (None: fine), kept for the process."""
-
-
-def check_specs(specs: list[str]) -> dict[str, str | None]:
-    """Check game strings the way :func:`load` does before loading them, many in one child
-    process (:mod:`games.probe`: sizes against the toolkit's limits, then a few seeded random
-    episodes): per spec, why it cannot be used in one line, or None. A spec that crashes the
-    child (OpenSpiel aborts on some parameter values instead of raising) or runs past
-    ``PROBE_TIMEOUT_S`` is named as such and the rest are checked in a new child. A spec that
-    OpenSpiel does not load at all gives None here (:func:`load` reports OpenSpiel's reason).
-    Results are kept for the process."""
-    pending = [spec for spec in dict.fromkeys(specs) if spec not in _probed]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    while pending:
-        pending = pending[_probe_batch(root, pending):]
-    return {spec: _probed[spec] for spec in specs}
-
-
-def _probe_batch(root: str, specs: list[str]) -> int:
-    """Probe ``specs`` in order in one child; returns how many got a result (the first
-    without one crashed the child or ran past ``PROBE_TIMEOUT_S``, and is given its problem
-    here)."""
-    child = subprocess.Popen([sys.executable, "-c", _PROBE, root], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    feed = "".join(json.dumps(spec) + "\n" for spec in specs).encode()
-    writer = threading.Thread(target=_feed, args=(child.stdin, feed), daemon=True)
-    writer.start()
-    answered, pending, timed_out = 0, b"", False
-    fd = child.stdout.fileno()
-    try:
-        while answered < len(specs):
-            ready, _, _ = select.select([fd], [], [], PROBE_TIMEOUT_S)
-            if not ready:
-                timed_out = True
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break  # the child ended: it crashed on specs[answered]
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                try:
-                    reply = json.loads(line)
-                    _probed[reply["spec"]] = reply["problem"]
-                except (ValueError, KeyError, TypeError):
-                    continue
-                answered += 1
-    finally:
-        child.kill()
-        child.wait()
-        child.stdout.close()
-    if answered >= len(specs):
-        return answered
-    if timed_out:
-        _probed[specs[answered]] = f"it did not load and play within {PROBE_TIMEOUT_S} s"
-    else:
-        code = child.returncode
-        how = f"signal {-code}" if code < 0 else f"exit status {code}"
-        _probed[specs[answered]] = f"it crashes OpenSpiel ({how}); check its parameters' ranges"
-    return answered + 1
-
-
-def _feed(stdin, data: bytes) -> None:
-    try:
-        stdin.write(data)
-        stdin.close()
-    except OSError:  # the child ended early (a crash): the reader reports it
-        pass
-
-
 def _probe(spec: str) -> None:
-    """:func:`check_specs` for one spec: its problem as a :class:`GameError`."""
+    """:func:`games.probe.check_specs` for one spec: its problem as a :class:`GameError`."""
     problem = check_specs([spec])[spec]
     if problem:
         raise GameError(f"game {spec!r} cannot be used: {problem}")
@@ -251,6 +172,41 @@ def _probe(spec: str) -> None:
 def catalog_names() -> list[str]:
     """Names of the normal-form catalogue games."""
     return list(CATALOG)
+
+
+def _catalogue_payoffs(name: str, text: str | None) -> list[np.ndarray]:
+    """The payoff arrays of catalogue game ``name`` with the parameters ``text``."""
+    params = _parse_params(name, text)
+    entry = CATALOG[name]
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    if entry.strategies is not None and entry.strategies(**params) > MAX_STRATEGIES:
+        raise GameError(f"game {name!r} with {shown} has {entry.strategies(**params):,} "
+                        f"strategies per player; the limit is {MAX_STRATEGIES:,}")
+    try:
+        payoffs = [np.asarray(a, float) for a in entry.build(**params)]
+    except (ArithmeticError, ValueError, IndexError, MemoryError) as err:
+        raise GameError(f"game {name!r} cannot be built with {shown}: "
+                        f"{type(err).__name__}: {err}") from None
+    if not payoffs or any(a.size == 0 or not np.all(np.isfinite(a)) for a in payoffs):
+        raise GameError(f"game {name!r} with {shown} has no strategies or non-finite payoffs")
+    return payoffs
+
+
+def _load_openspiel(name: str, spec: str) -> pyspiel.Game:
+    """The OpenSpiel game ``spec`` (of registered game ``name``), parameters checked first."""
+    known = set(pyspiel.registered_names())
+    if name not in known:
+        close = difflib.get_close_matches(name, sorted(known | set(CATALOG)), n=5, cutoff=0.5)
+        hint = f"; close matches: {', '.join(close)}" if close else ""
+        raise GameError(f"unknown game {name!r}{hint}")
+    if "(" in spec:  # parameters: OpenSpiel may abort on bad ones, so check them first
+        _check_parameters(name, spec)
+        _probe(spec.strip())
+    try:
+        with _quiet_stderr():
+            return pyspiel.load_game(spec)
+    except Exception as err:  # pyspiel raises pyspiel.SpielError or RuntimeError
+        raise GameError(f"cannot load game {spec!r}: {_load_failure(spec, err)}") from None
 
 
 def load(spec: str) -> Game:
@@ -267,38 +223,10 @@ def load(spec: str) -> Game:
     name = match.group(1) if match else spec.split("(")[0].strip()
     payoffs = None
     if match and name in CATALOG:
-        params = _parse_params(name, match.group(2))
-        entry = CATALOG[name]
-        if entry.strategies is not None and entry.strategies(**params) > MAX_STRATEGIES:
-            shown = ", ".join(f"{k}={v}" for k, v in params.items())
-            raise GameError(f"game {name!r} with {shown} has {entry.strategies(**params):,} "
-                            f"strategies per player; the limit is {MAX_STRATEGIES:,}")
-        try:
-            payoffs = [np.asarray(a, float) for a in CATALOG[name].build(**params)]
-        except (ArithmeticError, ValueError, IndexError, MemoryError) as err:
-            shown = ", ".join(f"{k}={v}" for k, v in params.items())
-            raise GameError(f"game {name!r} cannot be built with {shown}: "
-                            f"{type(err).__name__}: {err}") from None
-        if not payoffs or any(a.size == 0 or not np.all(np.isfinite(a)) for a in payoffs):
-            shown = ", ".join(f"{k}={v}" for k, v in params.items())
-            raise GameError(f"game {name!r} with {shown} has no strategies or non-finite "
-                            f"payoffs")
+        payoffs = _catalogue_payoffs(name, match.group(2))
         game = _from_payoffs(spec.strip(), payoffs)
     else:
-        known = set(pyspiel.registered_names())
-        if name not in known:
-            close = difflib.get_close_matches(name, sorted(known | set(CATALOG)), n=5,
-                                              cutoff=0.5)
-            hint = f"; close matches: {', '.join(close)}" if close else ""
-            raise GameError(f"unknown game {name!r}{hint}")
-        if "(" in spec:  # parameters: OpenSpiel may abort on bad ones, so check them first
-            _check_parameters(name, spec)
-            _probe(spec.strip())
-        try:
-            with _quiet_stderr():
-                game = pyspiel.load_game(spec)
-        except Exception as err:  # pyspiel raises pyspiel.SpielError or RuntimeError
-            raise GameError(f"cannot load game {spec!r}: {_load_failure(spec, err)}") from None
+        game = _load_openspiel(name, spec)
     try:
         with _quiet_stderr():
             game.new_initial_state()

@@ -2,18 +2,22 @@
 a few seeded random episodes that call what the tree walk and the rollouts call (legal actions,
 chance outcomes, information-state strings, the observed tensor, returns).
 
-:func:`game_problem` returns what is wrong in one line, or None. ``games.loading`` runs it in a
-child process (``python -m games.probe SPEC``) for game strings with parameters, because
-OpenSpiel aborts the process on some parameter values instead of raising; a crash there is then
-an error of the parent, not its death.
+:func:`game_problem` returns what is wrong in one line, or None. :func:`check_specs` runs it in
+a child process (:func:`serve`), for many game strings at once, because OpenSpiel aborts the
+process on some parameter values instead of raising; a crash there is then a refusal of the
+parent, not its death. ``games.load`` checks every game string with parameters this way.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import select
+import subprocess
 import sys
+import threading
 
 import pyspiel
 
@@ -160,6 +164,81 @@ def failure(err: BaseException) -> str:
     if isinstance(err, pyspiel.SpielError):
         return spiel_message(err)
     return f"{type(err).__name__}: {spiel_message(err)}"
+
+
+_PROBE = ("import sys; sys.path.insert(0, sys.argv[1]); from games.probe import serve; "
+          "serve()")
+PROBE_TIMEOUT_S = 60
+"""Longest a probe child may spend on one game string before the game is refused."""
+_probed: dict[str, str | None] = {}
+"""Each probed spec's problem (None: fine), kept for the process."""
+
+
+def check_specs(specs: list[str]) -> dict[str, str | None]:
+    """Check game strings the way :func:`load` does before loading them, many in one child
+    process (:mod:`games.probe`: sizes against the toolkit's limits, then a few seeded random
+    episodes): per spec, why it cannot be used in one line, or None. A spec that crashes the
+    child (OpenSpiel aborts on some parameter values instead of raising) or runs past
+    ``PROBE_TIMEOUT_S`` is named as such and the rest are checked in a new child. A spec that
+    OpenSpiel does not load at all gives None here (:func:`load` reports OpenSpiel's reason).
+    Results are kept for the process."""
+    pending = [spec for spec in dict.fromkeys(specs) if spec not in _probed]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while pending:
+        pending = pending[_probe_batch(root, pending):]
+    return {spec: _probed[spec] for spec in specs}
+
+
+def _probe_batch(root: str, specs: list[str]) -> int:
+    """Probe ``specs`` in order in one child; returns how many got a result (the first
+    without one crashed the child or ran past ``PROBE_TIMEOUT_S``, and is given its problem
+    here)."""
+    child = subprocess.Popen([sys.executable, "-c", _PROBE, root], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    feed = "".join(json.dumps(spec) + "\n" for spec in specs).encode()
+    writer = threading.Thread(target=_feed, args=(child.stdin, feed), daemon=True)
+    writer.start()
+    answered, pending, timed_out = 0, b"", False
+    fd = child.stdout.fileno()
+    try:
+        while answered < len(specs):
+            ready, _, _ = select.select([fd], [], [], PROBE_TIMEOUT_S)
+            if not ready:
+                timed_out = True
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break  # the child ended: it crashed on specs[answered]
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                try:
+                    reply = json.loads(line)
+                    _probed[reply["spec"]] = reply["problem"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                answered += 1
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    if answered >= len(specs):
+        return answered
+    if timed_out:
+        _probed[specs[answered]] = f"it did not load and play within {PROBE_TIMEOUT_S} s"
+    else:
+        code = child.returncode
+        how = f"signal {-code}" if code < 0 else f"exit status {code}"
+        _probed[specs[answered]] = f"it crashes OpenSpiel ({how}); check its parameters' ranges"
+    return answered + 1
+
+
+def _feed(stdin, data: bytes) -> None:
+    try:
+        stdin.write(data)
+        stdin.close()
+    except OSError:  # the child ended early (a crash): the reader reports it
+        pass
 
 
 def serve() -> None:

@@ -71,7 +71,7 @@ class PayoffTable:
              block_values: list[np.ndarray], block_counts: list[np.ndarray] | None = None,
              block_std_errs: list[np.ndarray] | None = None):
         """Enlarge the table to ``new_shape`` and fill the given blocks with their values
-        (each of shape (num_players, *block shape)), keeping every old entry. Sampled blocks
+        (each of shape ``(num_players, *block_shape)``), keeping every old entry. Sampled blocks
         also give their episode counts and standard errors."""
         old = self.shape
         values = np.zeros((self.num_players,) + tuple(new_shape))

@@ -28,7 +28,7 @@ from solvers.validation import PayoffError, as_payoffs, constant_sum, payoff_sca
 from solvers.zero_sum import _equalise_on_support, zero_sum_nash
 
 NASH_RTOL = 1e-8
-"""Tolerance of :func:`nash`: NashConv of the result <= NASH_RTOL * max(|A|, |B|)."""
+"""Tolerance of :func:`nash`: NashConv of the result <= ``NASH_RTOL * max(|A|, |B|)``."""
 
 NASH_METHODS = ("auto", "lemke_howson", "support_enumeration", "vertex_enumeration", "zero_sum")
 EQUILIBRIA_METHODS = ("support_enumeration", "vertex_enumeration")

@@ -1,4 +1,35 @@
-import os
-import sys
+"""What the tests share: the project's paths, the numbers of a run's rows (what must not change
+between two runs that ought to agree), and the games most tests play."""
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The checkout."""
+DATA = Path(__file__).resolve().parent / "data"
+"""Run directories written by earlier versions (formats 1 and 2)."""
+sys.path.insert(0, str(ROOT))
+
+TIMING = frozenset({"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s",
+                    "exploitability_s", "write_s"})
+"""Metrics that are seconds: they differ between runs whose numbers agree."""
+
+
+def numbers(rows: list[dict]) -> list[dict]:
+    """A run's metrics rows without the seconds, and without the responses' gains (a column
+    that runs of formats 1 and 2 predate): what two runs that ought to agree must share."""
+    return [{k: v for k, v in row.items() if k not in TIMING
+             and not k.startswith("response_gain_p")} for row in rows]
+
+
+@pytest.fixture(scope="session")
+def kuhn():
+    """Kuhn poker and its walked tree."""
+    import pyspiel
+
+    from psro.extensive_form.sequence_form import SequenceFormGame
+
+    game = pyspiel.load_game("kuhn_poker")
+    return game, SequenceFormGame(game)

@@ -1,9 +1,9 @@
 """psro report: files, valid PNGs, numbers matching metrics.csv, comparisons, errors."""
 
 import csv
-from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import psro
 import psro.reports
@@ -126,7 +126,7 @@ def test_report_of_crafted_or_awkward_directories(runs, tmp_path, capsys):
     with pytest.raises(RunDirectoryError, match="must hold a table"):
         write_report([listed], tmp_path / "r1")
     legacy = tmp_path / "legacy"  # format 2: the checkpoint holds the rows
-    shutil.copytree(Path(__file__).parent / "data" / "format2_exact", legacy)
+    shutil.copytree(DATA / "format2_exact", legacy)
     with np.load(legacy / "checkpoint.npz") as data:
         arrays = {k: data[k] for k in data.files}
     meta = json.loads(str(arrays["meta"]))

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 import ray
+from conftest import ROOT, numbers
 
 import psro
 from psro.backends import Task, make_backend
 from psro.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 PPO = {"game": "kuhn_poker", "oracle": "ppo", "meta_solver": "nash", "seed": 4,
        "ppo": {"env_steps": 3000}}
 
@@ -33,10 +33,6 @@ def ray_session():
     yield
     ray.shutdown()
 
-
-def _numbers(rows):
-    keep = ("iteration", "exploitability", "nash_conv", "env_steps", "population_size")
-    return [{k: r[k] for k in keep} for r in rows]
 
 
 def _ray_task_pids() -> list[int]:
@@ -56,11 +52,11 @@ def _ray_task_pids() -> list[int]:
 def test_ray_gives_the_numbers_of_local_also_when_resumed_on_it(ray_session, tmp_path):
     expected = psro.PSRO(**PPO).run(iterations=3)
     rows = psro.PSRO(**PPO, backend="ray", workers=2).run(iterations=3)
-    assert _numbers(rows) == _numbers(expected)
+    assert numbers(rows) == numbers(expected)
     psro.PSRO(**PPO, out=tmp_path / "run").run(iterations=1)
     resumed = psro.PSRO.resume(tmp_path / "run")
     resumed.use_backend("ray", 2)
-    assert _numbers(resumed.run(iterations=3)) == _numbers(expected)
+    assert numbers(resumed.run(iterations=3)) == numbers(expected)
 
 
 def test_a_worker_killed_mid_task_is_retried_and_the_run_ends_the_same(ray_session):
@@ -84,7 +80,7 @@ def test_a_worker_killed_mid_task_is_retried_and_the_run_ends_the_same(ray_sessi
         done.set()
         thread.join()
     assert killed, "no Ray worker was seen running a task"
-    assert _numbers(rows) == _numbers(expected)
+    assert numbers(rows) == numbers(expected)
 
 
 def test_a_task_exception_is_raised_once_with_its_traceback(ray_session, tmp_path):

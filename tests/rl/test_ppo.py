@@ -5,24 +5,15 @@ import json
 import numpy as np
 import pyspiel
 import pytest
+from conftest import TIMING
 
 import psro
 from games import load
 from games.simulation import VectorGame
 from psro.extensive_form.members import UniformMember
 from psro.extensive_form.policies import TabularPolicy, tabularise
-from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.rl.networks import NeuralPolicy
 from psro.rl.ppo import PPOConfig, train_best_response
-
-TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
-          "write_s"}
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    game = pyspiel.load_game("kuhn_poker")
-    return game, SequenceFormGame(game)
 
 
 def _fixed_opponent(tree, seed):

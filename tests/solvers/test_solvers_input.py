@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 import solvers
 
@@ -62,7 +63,7 @@ def test_solvers_import_alone():
             "bad = [m for m in ('torch', 'pyspiel', 'open_spiel', 'psro', 'games') "
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+                            cwd=str(ROOT))
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import numbers
 
 import games
 import psro
@@ -15,11 +16,6 @@ import solvers
 from psro.algorithms.rectified import RectifiedAlgorithm
 from psro.cli import main
 from psro.evaluation.exact import PlanStack
-
-
-def _numbers(rows):
-    keep = ("iteration", "population_size", "exploitability", "nash_conv", "env_steps")
-    return [{k: r[k] for k in keep} for r in rows]
 
 
 def test_anytime_never_increases_and_beats_psro_on_leduc():
@@ -109,17 +105,17 @@ def test_xdo_with_the_ppo_oracle_plays_the_equilibrium_as_a_table(tmp_path):
                      "xdo_restricted_nash"]
     again = psro.PSRO("kuhn_poker", "ppo", algorithm="xdo", seed=2,
                       ppo={"env_steps": 2000}).run(iterations=2)
-    assert _numbers(again) == _numbers(rows)
+    assert numbers(again) == numbers(rows)
 
 
 @pytest.mark.parametrize("algorithm,game", [
     ("anytime", "kuhn_poker"), ("rectified", "kuhn_poker"), ("anytime", "leduc_poker"),
     ("rectified", "leduc_poker"), ("xdo", "leduc_poker"), ("jpsro", "kuhn_poker(players=3)")])
-def test_variants_resume_to_identical_numbers(algorithm, game, tmp_path):
+def test_variants_resume_to_identicalnumbers(algorithm, game, tmp_path):
     full = psro.PSRO(game, "exact", algorithm=algorithm).run(iterations=6)  # default solvers
     psro.PSRO(game, "exact", algorithm=algorithm, out=tmp_path / "a").run(iterations=3)
     resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=6)
-    assert _numbers(resumed) == _numbers(full)
+    assert numbers(resumed) == numbers(full)
     if algorithm == "jpsro":
         assert [r["gap"] for r in resumed] == [r["gap"] for r in full]
     assert psro.load_run(tmp_path / "a").config.algorithm == algorithm
@@ -132,7 +128,7 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
     assert rows[-1]["exploitability"] < rows[0]["exploitability"]
     again = psro.PSRO("kuhn_poker", "ppo", "nash", algorithm=algorithm, seed=1,
                       ppo={"env_steps": 1500}).run(iterations=2)
-    assert _numbers(again) == _numbers(rows)
+    assert numbers(again) == numbers(rows)
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -400,7 +396,7 @@ def test_pipeline_resumes_every_learner_where_it_was(tmp_path):
     full = psro.PSRO(**PIPELINE).run(iterations=4)
     psro.PSRO(**PIPELINE, out=tmp_path / "a").run(iterations=2)
     resumed = psro.PSRO.resume(tmp_path / "a").run(iterations=4)
-    assert _numbers(resumed) == _numbers(full)
+    assert numbers(resumed) == numbers(full)
     run = psro.load_run(tmp_path / "a")
     assert [m.metadata.get("learner") for m in run.population[0]] == \
         [None, 1, 2, 1, 2, 2, 3, 3, 4]

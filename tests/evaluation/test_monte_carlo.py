@@ -1,22 +1,12 @@
 """Monte Carlo payoffs and PSRO on games too large to walk (forced here with max_nodes)."""
 
 import numpy as np
-import pyspiel
 import pytest
+from conftest import TIMING
 
 import psro
 from psro.evaluation import monte_carlo
 from psro.extensive_form.policies import TabularPolicy, tabularise
-from psro.extensive_form.sequence_form import SequenceFormGame
-
-TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
-          "write_s"}
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    game = pyspiel.load_game("kuhn_poker")
-    return game, SequenceFormGame(game)
 
 
 def _random_profile(tree, seed):

@@ -20,13 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA, ROOT
 
 import psro
 import psro.reports
 from psro.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")

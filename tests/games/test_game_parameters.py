@@ -10,7 +10,7 @@ import pyspiel
 import pytest
 
 import games
-import games.loading
+import games.probe
 from games.simulation import VectorGame
 from psro.config import RunConfig
 from psro.context import GameContext
@@ -43,12 +43,12 @@ CASES = _cases()
 def probed():
     """All cases checked in one probe child (2 s each at most here: past that a spec is refused
     as too slow, which this test accepts like any refusal)."""
-    saved = games.loading.PROBE_TIMEOUT_S
-    games.loading.PROBE_TIMEOUT_S = 2
+    saved = games.probe.PROBE_TIMEOUT_S
+    games.probe.PROBE_TIMEOUT_S = 2
     try:
-        return games.loading.check_specs(CASES)
+        return games.probe.check_specs(CASES)
     finally:
-        games.loading.PROBE_TIMEOUT_S = saved
+        games.probe.PROBE_TIMEOUT_S = saved
 
 
 def _play(context: GameContext) -> None:

@@ -5,17 +5,11 @@ import json
 import numpy as np
 import pyspiel
 import pytest
+from conftest import numbers
 from open_spiel.python.algorithms import expected_game_score, exploitability
 
 import psro
 from psro.errors import RunDirectoryError
-
-TIMING = {"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s",
-          "write_s"}
-
-
-def _numbers(rows):
-    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
 
 
 def test_kuhn_exact_psro_converges_to_game_value():
@@ -65,7 +59,7 @@ def test_stopping_rules():
     assert run.stop_reason == "time_budget" and run.iteration < 1000
 
 
-def test_resume_after_kill_gives_identical_numbers(tmp_path):
+def test_resume_after_kill_gives_identicalnumbers(tmp_path):
     full = psro.PSRO("leduc_poker", "exact", "nash", out=tmp_path / "full")
     full.run(iterations=8)
 
@@ -84,9 +78,9 @@ def test_resume_after_kill_gives_identical_numbers(tmp_path):
     assert resumed.iteration == 4
     resumed.use_backend("processes", workers=2)  # the other backend: same numbers
     resumed.run(iterations=8)
-    assert _numbers(resumed.metrics) == _numbers(full.metrics)
+    assert numbers(resumed.metrics) == numbers(full.metrics)
     loaded = psro.load_run(tmp_path / "killed")
-    assert _numbers(loaded.metrics) == _numbers(full.metrics)
+    assert numbers(loaded.metrics) == numbers(full.metrics)
     csv_rows = (tmp_path / "killed" / "metrics.csv").read_text().strip().splitlines()
     assert len(csv_rows) == 1 + 9
 
@@ -120,7 +114,7 @@ def test_corrupt_checkpoint_is_refused_and_left_untouched(tmp_path):
         psro.PSRO.resume(tmp_path / "empty")
 
 
-def test_kill_9_at_any_moment_resumes_to_the_same_numbers(tmp_path):
+def test_kill_9_at_any_moment_resumes_to_the_samenumbers(tmp_path):
     """A real SIGKILL while the run writes: whatever it leaves, the resume ends with the
     numbers of an uninterrupted run."""
     import os
@@ -147,7 +141,7 @@ def test_kill_9_at_any_moment_resumes_to_the_same_numbers(tmp_path):
     resumed = psro.PSRO.resume(out)
     assert 0 < resumed.iteration < 200
     resumed.run(iterations=200)
-    assert _numbers(resumed.metrics) == _numbers(full)
+    assert numbers(resumed.metrics) == numbers(full)
     lines = (out / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["iteration"] for line in lines] == list(range(201))
 

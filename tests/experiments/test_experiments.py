@@ -3,11 +3,11 @@ directories and report."""
 
 import importlib
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = ROOT / "experiments"
 
 
 @pytest.fixture(autouse=True)

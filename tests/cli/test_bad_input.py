@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import psro
 from psro.cli import main
@@ -179,7 +180,7 @@ def ppo_runs(tmp_path) -> tuple[Path, Path]:
     """A PPO run of format 2 (networks not vouched for) and the same run converted to
     format 3 (each record holds its networks' SHA-256)."""
     legacy = tmp_path / "legacy"
-    shutil.copytree(Path(__file__).parent / "data" / "format2_ppo", legacy)
+    shutil.copytree(DATA / "format2_ppo", legacy)
     current = tmp_path / "current"
     shutil.copytree(legacy, current)
     psro.PSRO.resume(current).writer.release()

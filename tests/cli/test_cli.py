@@ -2,13 +2,11 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
+from conftest import ROOT
 
 from psro.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _error_line(capsys, argv):

@@ -84,9 +84,9 @@ def test_registered_builders_that_fail_or_return_nan_are_game_errors():
 def test_parameters_openspiel_would_crash_on_are_refused(monkeypatch):
     with pytest.raises(games.GameError, match="num_cards of 'goofspiel' must not be negative"):
         games.load("goofspiel(num_cards=-3)")  # OpenSpiel itself segfaults on this one
-    import games.loading as loading
+    import games.probe as probe
 
     # A game string whose probe process dies is refused here; this process lives on.
-    monkeypatch.setattr(loading, "_PROBE", "import os; os.abort()")
+    monkeypatch.setattr(probe, "_PROBE", "import os; os.abort()")
     with pytest.raises(games.GameError, match=r"crashes OpenSpiel \(signal 6\)"):
         games.load("goofspiel(num_cards=3,imp_info=True)")

@@ -1,0 +1,57 @@
+"""Errors: every refusal derives from ToolkitError, bugs keep their traceback, a failed
+meta-solve is a MetaSolverError, a solver failure in psro solve is one line."""
+
+import pytest
+
+import psro
+import psro.loop
+from psro.cli import main
+
+
+# -- errors ---------------------------------------------------------------------------------
+def test_toolkit_errors_share_one_base_and_bugs_keep_their_traceback(tmp_path, capsys,
+                                                                     monkeypatch):
+    import games
+    import solvers
+
+    for error in (psro.ConfigError, psro.RunDirectoryError, psro.MetaSolverError,
+                  psro.GameTooLargeError, games.GameError, solvers.PayoffError,
+                  solvers.SolverError, solvers.OptionError):
+        assert issubclass(error, psro.ToolkitError)
+    assert not issubclass(psro.MetaSolverError, psro.ConfigError)
+
+    def bug(*args, **kwargs):
+        raise ValueError("a bug, not an input")
+
+    monkeypatch.setattr(psro.loop.PSRO, "run", bug)
+    with pytest.raises(ValueError, match="a bug"):
+        main(["run", "--game", "kuhn_poker", "--out", str(tmp_path / "x")])
+
+
+def test_meta_solver_failure_is_a_meta_solver_error(monkeypatch):
+    import solvers
+
+    run = psro.PSRO("kuhn_poker", "exact", "nash")
+    run.run(iterations=1)
+
+    def failing(payoffs):
+        raise solvers.SolverError("HiGHS could not solve the zero-sum LP")
+
+    run.parts.algorithm.meta_solver = failing  # the algorithm calls the meta-solver
+    with pytest.raises(psro.MetaSolverError, match="failed at iteration 2: HiGHS"):
+        run.step()
+
+
+def test_solve_reports_a_solver_failure_in_one_line(tmp_path, capsys, monkeypatch):
+    import solvers
+
+    def failing(payoffs, method="auto"):
+        raise solvers.SolverError("Lemke-Howson did not finish within 5 pivots")
+
+    monkeypatch.setattr(solvers.registry, "nash", failing)
+    (tmp_path / "g.csv").write_text("1,0\n0,1\n")
+    assert main(["solve", str(tmp_path / "g.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "did not finish within 5 pivots" in err[0]
+
+
