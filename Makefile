@@ -34,10 +34,14 @@ test: lint docs
 	$(PY) -m pytest
 
 # Benchmarks need the bench extra (cvxpy, ECOS for OpenSpiel's LP). BENCH_ARGS=--quick for a
-# smoke run, --full to add the 60-minute Leduc PPO run.
+# smoke run, --full to add the 60-minute Leduc PPO run. Then the benchmark suite SUITE (default
+# quick: every game of both tiers in a few minutes; walkable, large or full for the real thing)
+# into runs/bench-SUITE, resumed where it stopped, with its report in runs/bench-SUITE/report.
+SUITE ?= quick
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]"
 	$(PY) experiments/bench_all.py $(BENCH_ARGS)
+	$(VENV)/bin/psro bench $(SUITE) --out runs/bench-$(SUITE)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .ruff_cache

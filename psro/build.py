@@ -73,6 +73,10 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
         require_tensorboard()
     entry = algorithms.get(config.algorithm)
     oracle_entry = oracles.get(config.oracle)
+    if config.env_step_budget is not None and "trains" not in oracle_entry.capabilities:
+        raise ConfigError(f"env_step_budget has no effect in this run: oracle "
+                          f"{config.oracle!r} takes no environment steps; use iterations or "
+                          f"time_budget_s")
     if entry.meta_solver is not None and config.meta_solver is None:
         config = config.merged({"meta_solver": entry.default_meta_solver})
     backend = make_backend(config.backend, config.workers, config.ray_address)

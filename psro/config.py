@@ -62,6 +62,10 @@ class RunConfig:
     """Stop after this many seconds of run time (summed over resumes)."""
     target_exploitability: float | None = None
     """Stop once the meta-policy's exploitability is at or below this."""
+    env_step_budget: int | None = None
+    """Stop once the oracle's best responses have taken this many environment steps in all
+    (summed over resumes; trained oracles only). The iteration that crosses it is finished, so
+    a run ends at most one iteration's steps past it."""
     backend: str = "local"
     """Where oracle training and sampled-evaluation tasks run: "local" (in this process),
     "processes" (a pool of worker processes on this machine) or "ray" (Ray tasks, on this
@@ -108,6 +112,8 @@ class RunConfig:
         check_count("seed", self.seed, minimum=0, maximum=MAX_SEED)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)
+        if self.env_step_budget is not None:
+            check_count("env_step_budget", self.env_step_budget)
         if not isinstance(self.backend, str) or not self.backend:
             raise ConfigError(f"backend must be a backend name; got {self.backend!r}")
         if self.workers is not None:
@@ -185,27 +191,32 @@ class RunConfig:
 
 def run_limits(config: RunConfig, iterations: int | None = None,
                time_budget_s: float | None = None,
-               target_exploitability: float | None = None
-               ) -> tuple[int | None, float | None, float | None]:
-    """The limits that end a run: ``(iterations, time budget, target)``, the first reached
-    ending it. A limit given here replaces the config's; one not given is the config's. A time
-    budget or target given here without iterations means "until the budget or target" (the
-    config's iteration count no longer applies); with no limit at all, the run makes
-    :data:`DEFAULT_ITERATIONS` iterations."""
-    until = iterations is None and (time_budget_s is not None
-                                    or target_exploitability is not None)
+               target_exploitability: float | None = None,
+               env_step_budget: int | None = None) -> tuple:
+    """The limits that end a run: ``(iterations, time budget, target, env-step budget)``, the
+    first reached ending it. A limit given here replaces the config's; one not given is the
+    config's. A time budget, target or env-step budget given here without iterations means
+    "until it" (the config's iteration count no longer applies); with no limit at all, the run
+    makes :data:`DEFAULT_ITERATIONS` iterations."""
+    until = iterations is None and any(v is not None for v in (
+        time_budget_s, target_exploitability, env_step_budget))
     iterations = None if until else (config.iterations if iterations is None else iterations)
     if time_budget_s is None:
         time_budget_s = config.time_budget_s
     if target_exploitability is None:
         target_exploitability = config.target_exploitability
-    if iterations is None and time_budget_s is None and target_exploitability is None:
+    if env_step_budget is None:
+        env_step_budget = config.env_step_budget
+    if iterations is None and time_budget_s is None and target_exploitability is None \
+            and env_step_budget is None:
         iterations = DEFAULT_ITERATIONS
     if iterations is not None:
         check_count("iterations", iterations)
     check_positive("time_budget_s", time_budget_s)
     check_positive("target_exploitability", target_exploitability)
-    return iterations, time_budget_s, target_exploitability
+    if env_step_budget is not None:
+        check_count("env_step_budget", env_step_budget)
+    return iterations, time_budget_s, target_exploitability, env_step_budget
 
 
 def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> None:

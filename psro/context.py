@@ -10,7 +10,7 @@ import pyspiel
 from games import Game, load
 from games.simulation import turn_based
 from psro.config import RunConfig
-from psro.errors import ConfigError, GameTooLargeError
+from psro.errors import ConfigError, GameTooLargeError, NotPerfectRecallError
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 
@@ -21,7 +21,8 @@ class GameContext:
     ``play_game`` is the game the oracle plays: the game itself, or its turn-based version for
     oracles that play through batched rollouts (simultaneous moves become sequential moves the
     players cannot see). ``tree`` is the sequence form of ``play_game``, or None where it has
-    more than ``config.max_nodes`` nodes; ``walk_error`` then says why.
+    more than ``config.max_nodes`` nodes or lacks perfect recall (then its payoffs are sampled,
+    as for a large game); ``walk_error`` then says why.
     """
 
     config: RunConfig
@@ -43,6 +44,9 @@ class GameContext:
                                                              name=config.game))
         except GameTooLargeError as err:
             return cls(config, game, play, None, str(err))
+        except NotPerfectRecallError as err:  # no sequence form: sampled, as a large game
+            return cls(config, game, play, None, f"{err}; its sequence form (exact best "
+                                                 f"responses, exact payoffs) does not exist")
 
     @property
     def num_players(self) -> int:
@@ -52,6 +56,6 @@ class GameContext:
     def require_tree(self, purpose: str) -> SequenceFormGame:
         """The walked tree; :class:`GameTooLargeError` naming ``purpose`` when there is none."""
         if self.tree is None:
-            raise GameTooLargeError(f"game {self.config.game!r} is too large for {purpose}: "
+            raise GameTooLargeError(f"game {self.config.game!r} cannot be walked for {purpose}: "
                                     f"{self.walk_error}")
         return self.tree

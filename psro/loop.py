@@ -204,18 +204,19 @@ class PSRO:
         self.state.wall_time_s += time.perf_counter() - start
 
     def run(self, iterations: int | None = None, time_budget_s: float | None = None,
-            target_exploitability: float | None = None) -> list[dict]:
+            target_exploitability: float | None = None,
+            env_step_budget: int | None = None) -> list[dict]:
         """Iterate until ``iterations`` (total, counting earlier and resumed ones), the time
-        budget (real time summed over resumes, writing included) or the target exploitability
-        is reached, whichever comes first (:func:`psro.config.run_limits`: limits given here
-        replace the config's; a budget or target without iterations runs until it). Measures
+        budget (real time summed over resumes, writing included), the target exploitability
+        or the env-step budget is reached, whichever comes first
+        (:func:`psro.config.run_limits`: limits given here replace the config's; a budget or
+        target without iterations runs until it). Measures
         what the evaluator measures only at the end (the sampled lower bound), then returns
         all metrics rows (a copy: later calls do not change it)."""
-        iterations, budget, target = run_limits(self.config, iterations, time_budget_s,
-                                                target_exploitability)
-        self.limits = (iterations, budget, target)
+        self.limits = run_limits(self.config, iterations, time_budget_s,
+                                 target_exploitability, env_step_budget)
         try:
-            self._iterate(iterations, budget, target)
+            self._iterate(*self.limits)
         finally:
             self.backend.close()  # worker processes, if any (started again when needed)
             if self.writer is not None:
@@ -223,7 +224,7 @@ class PSRO:
         return [dict(row) for row in self.state.metrics]
 
     def _iterate(self, iterations: int | None, budget: float | None,
-                 target: float | None) -> None:
+                 target: float | None, steps: int | None) -> None:
         if self.state.iteration < 0:
             self.initialize()
         while True:
@@ -234,6 +235,9 @@ class PSRO:
                 break
             if budget is not None and self.state.wall_time_s >= budget:
                 self.state.stop_reason = "time_budget"
+                break
+            if steps is not None and self.state.env_steps >= steps:
+                self.state.stop_reason = "env_step_budget"
                 break
             if iterations is not None and self.state.iteration >= iterations:
                 self.state.stop_reason = "iterations"

@@ -1,5 +1,5 @@
 """The ``psro`` command: ``psro run``, ``psro report``, ``psro solve``, ``psro exploitability``,
-``psro games``.
+``psro games``, ``psro bench``.
 
 Every bad input exits with status 2 and one line on stderr naming the problem; no traceback.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from psro.cli import exploitability, games, report, run, solve
+from psro.cli import bench, exploitability, games, report, run, solve
 from psro.cli.common import EXIT_USAGE, CliError
 from psro.cli.run import check_positive
 
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``psro`` argument parser: one subcommand per module of this package."""
     parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (run, report, solve, exploitability, games):
+    for command in (run, report, solve, exploitability, games, bench):
         command.add_parser(sub)
     return parser
 
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             check_positive("--iterations", args.iterations)
+            check_positive("--env-step-budget", args.env_step_budget)
         return args.func(args)
     except (CliError, ToolkitError) as err:
         hint = _HINTS.get(type(err).__name__, "")

@@ -58,15 +58,19 @@ def _number(value: float | None) -> str:
 
 
 def time_left(row: dict, limits: tuple) -> float | None:
-    """Seconds left by the run's limits ``(iterations, budget, target)``: the sooner of the
-    budget's remainder and the remaining iterations at the mean time per iteration so far."""
-    iterations, budget, _ = limits
+    """Seconds left by the run's limits ``(iterations, budget, target, env-step budget)``: the
+    soonest of the budget's remainder, the remaining iterations at the mean time per iteration
+    so far, and the remaining env steps at the mean steps per second of run time so far."""
+    iterations, budget, _, steps = limits
     elapsed, done = row["wall_time_s"], row["iteration"]
     left = []
     if budget is not None:
         left.append(budget - elapsed)
     if iterations is not None and done > 0:
         left.append(elapsed / done * max(0, iterations - done))
+    taken = row.get("env_steps") or 0
+    if steps is not None and taken > 0:
+        left.append(elapsed / taken * max(0, steps - taken))
     return min(left) if left else None
 
 
@@ -133,10 +137,11 @@ class ProgressLine:
 
 def limits_text(limits: tuple) -> str:
     """What ends a run, in words."""
-    iterations, budget, target = limits
+    iterations, budget, target, steps = limits
     parts = [f"iteration {iterations}" if iterations is not None else None,
              f"{budget:g} s of run time" if budget is not None else None,
-             f"exploitability {target:g} or below" if target is not None else None]
+             f"exploitability {target:g} or below" if target is not None else None,
+             f"{steps:,} environment steps" if steps is not None else None]
     return "runs until " + " or ".join(p for p in parts if p) + \
         (", whichever comes first" if sum(p is not None for p in parts) > 1 else "")
 

@@ -26,6 +26,7 @@ def _overrides(args) -> dict:
         "oracle_options": options(args.oracle_option, "--oracle-option"),
         "ppo": options(args.ppo, "--ppo"), "iterations": args.iterations, "seed": args.seed,
         "time_budget_s": args.time_budget, "target_exploitability": args.target_exploitability,
+        "env_step_budget": args.env_step_budget,
         "backend": args.backend, "workers": args.workers, "ray_address": args.ray_address,
         "tensorboard": True if args.tensorboard else None,
     }
@@ -38,7 +39,8 @@ def cmd_run(args) -> int:
     from psro.loop import PSRO
 
     callbacks = () if args.quiet else (ProgressLine(),)
-    limits = (args.iterations, args.time_budget, args.target_exploitability)
+    limits = (args.iterations, args.time_budget, args.target_exploitability,
+              args.env_step_budget)
     if args.resume:
         if args.out is None:
             raise CliError("--resume needs --out DIR, the run directory to continue")
@@ -54,7 +56,8 @@ def cmd_run(args) -> int:
         if given:
             raise CliError(f"{', '.join(given)} cannot change when a run is resumed (the run "
                            f"keeps its config); --resume takes --iterations, --time-budget, "
-                           f"--target-exploitability, --backend, --workers and --ray-address")
+                           f"--target-exploitability, --env-step-budget, --backend, --workers "
+                           f"and --ray-address")
         run = PSRO.resume(args.out, callbacks=callbacks)
         if args.backend is not None or args.workers is not None or args.ray_address:
             run.use_backend(args.backend or run.config.backend, args.workers, args.ray_address)
@@ -120,7 +123,8 @@ def add_parser(sub) -> None:
                      help="PPO oracle option, repeatable (e.g. env_steps=60000); see README")
     run.add_argument("--iterations", type=int,
                      help="stop at this iteration (counting resumed ones); without it, a run "
-                          "with --time-budget or --target-exploitability runs until that, and "
+                          "with --time-budget, --target-exploitability or --env-step-budget runs "
+                          "until that, and "
                           "one with no limit makes 20 iterations; the first limit reached ends "
                           "the run")
     run.add_argument("--seed", type=int, help="seed of every random source (default 0)")
@@ -134,6 +138,9 @@ def add_parser(sub) -> None:
                      help="stop after this much run time (summed over resumes)")
     run.add_argument("--target-exploitability", type=float,
                      help="stop once the meta-policy's exploitability is at or below this")
+    run.add_argument("--env-step-budget", type=int, metavar="STEPS",
+                     help="stop once the best responses have taken this many environment steps "
+                          "(trained oracles; summed over resumes)")
     run.add_argument("--config", help="TOML file with RunConfig fields; flags override it")
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
     run.add_argument("--overwrite", action="store_true",

@@ -96,6 +96,14 @@ def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PP
     player's true gain (the response is approximate). ``seeds[0]`` seeds the estimates,
     ``seeds[p + 1]`` player p's training. Returns a metrics row: exploitability,
     nash_conv, gain_p*, gain_std_err_p*, value_p*, exploitability_kind."""
+    return lower_bound_with_curves(game, seats, mixtures, ppo, seeds, options, backend)[0]
+
+
+def lower_bound_with_curves(game, seats: list[list], mixtures: list[np.ndarray],
+                            ppo: PPOConfig, seeds: list[int], options: dict,
+                            backend: Backend) -> tuple[dict, list[list[dict]]]:
+    """:func:`ppo_lower_bound`'s row and each player's best-response training log (one row
+    per PPO update: env steps, mean return, ...), the lower bound's training curves."""
     from psro.rl.ppo import train_best_response
 
     n, seed = len(seats), seeds[0]
@@ -113,11 +121,12 @@ def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PP
         est = monte_carlo.estimate(game, probe, weights, seed + p + 1, **options)
         gains.append(max(0.0, float(est.mean[p] - base.mean[p])))
         errors.append(float(np.hypot(est.std_err[p], base.std_err[p])))
-    return {"exploitability": sum(gains) / n, "nash_conv": sum(gains),
-            "exploitability_kind": "approximate_lower_bound",
-            **{f"gain_p{p}": g for p, g in enumerate(gains)},
-            **{f"gain_std_err_p{p}": e for p, e in enumerate(errors)},
-            **{f"value_p{p}": float(v) for p, v in enumerate(base.mean)}}
+    row = {"exploitability": sum(gains) / n, "nash_conv": sum(gains),
+           "exploitability_kind": "approximate_lower_bound",
+           **{f"gain_p{p}": g for p, g in enumerate(gains)},
+           **{f"gain_std_err_p{p}": e for p, e in enumerate(errors)},
+           **{f"value_p{p}": float(v) for p, v in enumerate(base.mean)}}
+    return row, [log for _, log in responses]
 
 
 def _estimate_profile(game, actors: list, seed: int, options: dict) -> monte_carlo.Estimate:

@@ -77,14 +77,16 @@ def _table(tree: SequenceFormGame, policy, player: int) -> np.ndarray:
         return _from_openspiel_tabular(tree, policy, player)
     if isinstance(policy, os_policy.Policy):
         return _from_openspiel(tree, policy, player)
+    if _is_cpp_policy(policy):
+        return _from_cpp_policy(tree, policy, player)
     if isinstance(policy, Mapping):
         return _from_mapping(tree, policy, player)
     if is_module(policy):
         return _from_module(tree, policy, player)
     raise PolicyError(
         f"cannot read a policy from {type(policy).__name__} (player {player}); accepted: an "
-        f"OpenSpiel Policy or TabularPolicy, a mapping {{information state: {{action: "
-        f"probability}}}}, a torch module or a toolkit network, or a list of "
+        f"OpenSpiel Policy or TabularPolicy (Python or C++), a mapping {{information state: "
+        f"{{action: probability}}}}, a torch module or a toolkit network, or a list of "
         f"{tree.num_players} of them, one per player")
 
 
@@ -137,6 +139,35 @@ def _from_openspiel(tree: SequenceFormGame, policy, player: int) -> np.ndarray:
     keys = tree.players[player].keys
     for i, state in enumerate(tree.representative_states(player)):
         _fill_row(tree, player, table, i, openspiel_probs(policy, state, player, keys[i]))
+    return table
+
+
+def _is_cpp_policy(policy) -> bool:
+    import pyspiel
+
+    return isinstance(policy, pyspiel.Policy)
+
+
+def _from_cpp_policy(tree: SequenceFormGame, policy, player: int) -> np.ndarray:
+    """A C++ ``pyspiel.Policy`` (e.g. ``CFRPlusSolver.average_policy()``): looked up by
+    information-state string, or asked at a representative state where that fails."""
+    table = np.zeros((tree.players[player].num_infosets, tree.num_actions))
+    keys = tree.players[player].keys
+    states = None
+    for i, key in enumerate(keys):
+        try:
+            probs = dict(policy.get_state_policy(key))
+        except Exception:  # noqa: BLE001 - not a tabular C++ policy: ask at a state
+            states = states or tree.representative_states(player)
+            try:
+                probs = dict(policy.action_probabilities(states[i]))
+            except Exception as err:  # noqa: BLE001 - the user's policy: name the failure
+                raise PolicyError(f"the policy's action_probabilities failed at information "
+                                  f"state {key!r} of player {player}: {type(err).__name__}: "
+                                  f"{one_line(err)}") from None
+        if not probs:
+            raise _missing(tree, player, i)
+        _fill_row(tree, player, table, i, probs)
     return table
 
 

@@ -74,7 +74,8 @@ LEGEND_IN_PANEL = 6
 
 
 def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title: str,
-                path: Path, formats: tuple[str, ...] = (), integer_x: bool = False):
+                path: Path, formats: tuple[str, ...] = (), integer_x: bool = False,
+                log_x: bool = False):
     """One panel per game (``panels``: ``(game, curves)``, each curve ``(label, Curve,
     approximate)``; never two games on one axis), log y axis. Each line is the mean over the
     group's distinct runs, with its 95% interval shaded where there are two or more (a curve
@@ -82,7 +83,8 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
     is alive). Values below :data:`psro.reports.groups.EXACT_FLOOR` are float noise around an exact
     equilibrium and are drawn on the floor, which is marked; approximate values (lower
     bounds) are hollow markers. Integer ticks on iteration axes, headroom above the largest
-    value, a title per panel and one for the figure. Returns the figure."""
+    value, a title per panel and one for the figure; ``log_x`` draws the x axis on a log
+    scale (wall times that span decades). Returns the figure."""
     from matplotlib.ticker import MaxNLocator
 
     cols = min(3, len(panels))
@@ -98,6 +100,8 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
         ax.set_ylabel(ylabel)
         if integer_x:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if log_x:
+            ax.set_xscale("log")
         if not below:
             ax.legend(fontsize=7)
     for k in range(len(panels), rows * cols):

@@ -30,8 +30,8 @@ from scipy import stats
 
 from psro.errors import RunDirectoryError
 
-NOT_METHOD = ("seed", "iterations", "time_budget_s", "target_exploitability", "backend",
-              "workers", "ray_address", "tensorboard")
+NOT_METHOD = ("seed", "iterations", "time_budget_s", "target_exploitability",
+              "env_step_budget", "backend", "workers", "ray_address", "tensorboard")
 """Config keys that do not change what a run computes (grouping ignores them)."""
 X_AXES = {"iteration": "iteration", "wall_time_s": "wall time (s)",
           "env_steps": "environment steps"}

@@ -1,0 +1,18 @@
+"""Benchmark suites: the field's games, the toolkit's methods and baselines, reference lines
+measured in the same command, and one report per suite (``psro bench``).
+
+- :mod:`psro.bench.suites`: what a suite is (games, tiers, methods, budgets, seeds), the
+  built-in suites and TOML suites;
+- :mod:`psro.bench.references`: OpenSpiel's CFR+ and the uniform policy (walkable tier);
+- :mod:`psro.bench.evaluation`: shared-budget approximate exploitability and head-to-head
+  results (large tier);
+- :mod:`psro.bench.runner`: running a suite into a folder of run directories;
+- :mod:`psro.bench.report`: its report, figures and tables.
+"""
+
+from psro.bench.report import write_suite_report
+from psro.bench.runner import run_suite
+from psro.bench.suites import SUITES, Method, Suite, SuiteGame, get_suite
+
+__all__ = ["SUITES", "Method", "Suite", "SuiteGame", "get_suite", "run_suite",
+           "write_suite_report"]

@@ -1,0 +1,147 @@
+"""The large tier's measurements, the same for every method of a game: the approximate
+exploitability of each run's final meta-policy at one shared best-response budget, and the
+head-to-head results between the methods' final meta-policies.
+
+Lower bound: for each player a fresh PPO best response of ``SuiteGame.response_steps`` env
+steps (default PPO options otherwise) is trained against the final meta-policy, seeded by the
+run's seed only, so that every method of a seed faces the same response training; its gain
+over the meta-policy's value, both by Monte Carlo, is a lower bound on the true gain
+(:func:`psro.evaluation.sampled.lower_bound_with_curves`). The responses' training curves are
+kept with it.
+
+Head to head: for two methods A and B and a seed both ran, A's meta-policy plays B's once in
+each seat (Monte Carlo, seeded), and A's score is its mean return over the two seatings. Over
+seeds: the mean with a 95% Student-t interval (one seed: the Monte Carlo interval). Elo ratings
+are fitted to the mean scores mapped to win rates, ``(score + M) / (2 M)`` with ``M`` the
+game's largest absolute return (:func:`solvers.elo_ratings`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+import solvers
+from psro.backends import make_backend
+from psro.bench.suites import SuiteGame, run_config
+from psro.evaluation import monte_carlo
+from psro.evaluation.sampled import lower_bound_with_curves
+from psro.rl.config import PPOConfig
+from psro.seeds import derive_seed
+from psro.storage import checkpoint
+from psro.storage.files import atomic_write_text
+from psro.storage.text_files import read_json
+
+VERSION = 2
+CURVE_KEYS = ("env_steps", "mean_return", "episodes")
+"""What is kept of each PPO update of a lower bound's response (its training curve)."""
+
+
+def play_game(spec: str):
+    """The pyspiel game the toolkit plays for ``spec`` (turn-based where simultaneous)."""
+    import pyspiel
+
+    import games
+
+    game = games.load(spec).pyspiel_game
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        return pyspiel.convert_to_turn_based(game)
+    return game
+
+
+def _seats(path: Path) -> tuple[list[list], list[np.ndarray], int]:
+    saved = checkpoint.load(path)
+    return ([[m.actor(None) for m in pop] for pop in saved.state.populations],
+            [np.asarray(m, dtype=float) for m in saved.state.mixtures], saved.state.iteration)
+
+
+def _cached(path: Path, key: dict) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        saved = read_json(path)
+    except ValueError:
+        return None
+    return saved if isinstance(saved, dict) and saved.get("key") == key else None
+
+
+def shared_lower_bound(run, path: Path) -> dict:
+    """The lower bound of ``run``'s final meta-policy (a :class:`psro.bench.runner.PlannedRun`)
+    at its game's shared budget, read from ``path`` where it was measured for this run's last
+    iteration already, else measured and written there: ``{"key", "exploitability",
+    "nash_conv", "gain_p*", "gain_std_err_p*", "value_p*", "curves"}``."""
+    seats, mixtures, iteration = _seats(run.path)
+    game = run.game
+    key = {"version": VERSION, "iteration": iteration, "response_steps": game.response_steps,
+           "seed": run.seed}
+    saved = _cached(path, key)
+    if saved is not None:
+        return saved
+    options = run_config(game, game.methods[0], run.seed).monte_carlo
+    seeds = [derive_seed(run.seed, 31337, p) for p in range(len(seats) + 1)]
+    backend = make_backend(run.config.backend, run.config.workers, run.config.ray_address)
+    try:
+        row, logs = lower_bound_with_curves(
+            play_game(game.game), seats, mixtures,
+            PPOConfig.from_dict({"env_steps": game.response_steps}), seeds, options, backend)
+    finally:
+        backend.close()
+    made = {"key": key, **row, "curves": [[{k: r.get(k) for k in CURVE_KEYS} for r in log]
+                                          for log in logs]}
+    atomic_write_text(path, json.dumps(made, indent=1))
+    return made
+
+
+def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
+    """Every pair of the game's methods played against each other on the seeds both ran
+    (two-player games; None otherwise), written to ``path``: ``{"key", "methods", "pairs":
+    [{"a", "b", "score", "half_width", "seeds"}], "elo": {method: rating}}``; ``score`` is
+    A's mean return against B (B's is its negative in a zero-sum game)."""
+    loaded = {(r.method.label, r.seed): _seats(r.path) for r in runs}
+    if not loaded or len(next(iter(loaded.values()))[0]) != 2:
+        return None
+    key = {"version": VERSION, "runs": hashlib.sha256(json.dumps(sorted(
+        (m, s, it) for (m, s), (_, _, it) in loaded.items())).encode()).hexdigest()}
+    saved = _cached(path, key)
+    if saved is not None:
+        return saved
+    labels = [m.label for m in game.methods]
+    options = run_config(game, game.methods[0], 0).monte_carlo
+    pyspiel_game = play_game(game.game)
+    pairs, score = [], np.zeros((len(labels), len(labels)))
+    for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
+        seeds = sorted({s for m, s in loaded if m == a} & {s for m, s in loaded if m == b})
+        if not seeds:
+            continue
+        results, errors = [], []
+        for seed in seeds:
+            (sa, wa, _), (sb, wb, _) = loaded[(a, seed)], loaded[(b, seed)]
+            one = monte_carlo.estimate(pyspiel_game, [sa[0], sb[1]], [wa[0], wb[1]],
+                                       derive_seed(seed, 4242, i, j, 0), **options)
+            two = monte_carlo.estimate(pyspiel_game, [sb[0], sa[1]], [wb[0], wa[1]],
+                                       derive_seed(seed, 4242, i, j, 1), **options)
+            results.append((one.mean[0] + two.mean[1]) / 2)
+            errors.append(math.hypot(one.std_err[0], two.std_err[1]) / 2)
+        mean = float(np.mean(results))
+        half = float(stats.t.ppf(0.975, len(seeds) - 1) * np.std(results, ddof=1)
+                     / math.sqrt(len(seeds))) if len(seeds) > 1 \
+            else float(monte_carlo.Z95 * errors[0])
+        pairs.append({"a": a, "b": b, "score": mean, "half_width": half, "seeds": seeds})
+        score[i, j], score[j, i] = mean, -mean
+    observed = np.zeros_like(score, dtype=bool)
+    for pair in pairs:
+        i, j = labels.index(pair["a"]), labels.index(pair["b"])
+        observed[i, j] = observed[j, i] = True
+    reach = max(abs(pyspiel_game.max_utility()), abs(pyspiel_game.min_utility())) or 1.0
+    win = np.clip((score + reach) / (2 * reach), 0.0, 1.0)
+    elo = solvers.elo_ratings(win, observed=observed) if pairs else np.zeros(len(labels))
+    made = {"key": key, "methods": labels, "pairs": pairs,
+            "elo": {label: float(r) for label, r in zip(labels, elo, strict=True)}}
+    atomic_write_text(path, json.dumps(made, indent=1))
+    return made

@@ -1,0 +1,227 @@
+"""The report of a suite (``psro bench SUITE --out DIR`` writes it to ``DIR/report``):
+``report.md``, one figure per tier (one panel per game), and the results table as
+``results.csv`` and ``results.tex`` (booktabs).
+
+Walkable tier, per game: exploitability against wall time, each method's mean over its distinct
+runs with a 95% Student-t band (:mod:`psro.reports.groups`), OpenSpiel's CFR+ measured in the
+same command, and the uniform policy; the table gives the exploitability at a quarter of the
+budget and at its end, and the time to each threshold (the mean over the runs that reached it,
+with how many did). Large tier, per game: each method's shared-budget lower bound
+(:mod:`psro.bench.evaluation`) against its env steps, with its interval over seeds, its Elo
+rating and its head-to-head scores.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+
+from psro.bench.runner import deterministic
+from psro.bench.suites import slug
+from psro.config import RunConfig
+from psro.reports import RunRecord
+from psro.reports.figures import plot_panels
+from psro.reports.groups import Curve, RunGroup, aggregate, interval
+from psro.reports.tables import _tex_escape, number_text
+from psro.storage.files import atomic_write_text
+from psro.storage.text_files import read_json
+
+COLUMNS = ("game", "tier", "method", "seeds", "exploitability_quarter", "half_quarter",
+           "exploitability_final", "half_final", "env_steps", "thresholds", "elo")
+
+
+def _groups(out: Path, game: dict) -> list[RunGroup]:
+    found = []
+    for method in game["methods"]:
+        folder = out / slug(game["label"]) / slug(method["label"])
+        paths = sorted(p for p in folder.glob("seed-*") if (p / "config.json").exists())
+        if paths:
+            found.append(RunGroup({}, [RunRecord(p) for p in paths], method["label"]))
+    return found
+
+
+def _seeds_text(group: RunGroup) -> str:
+    config = RunConfig.from_dict({k: v for k, v in group.records[0].config.items()
+                                  if k in RunConfig.__dataclass_fields__})
+    if deterministic(config, "walkable"):
+        return f"{len(group.records)} (deterministic)"
+    n, distinct = len(group.records), len(group.distinct)
+    return str(n) if n == distinct else f"{n} ({distinct} distinct)"
+
+
+def _at(curve: Curve | None, x: float) -> tuple[float, float]:
+    if curve is None:
+        return math.nan, math.nan
+    k = int(np.searchsorted(curve.x, x, side="right")) - 1
+    if k < 0:
+        return math.nan, math.nan
+    half = (curve.high[k] - curve.mean[k]) if curve.n > 1 else math.nan
+    return float(curve.mean[k]), float(half)
+
+
+def _crossings(series: list[tuple[np.ndarray, np.ndarray]], thresholds) -> str:
+    cells = []
+    for t in thresholds:
+        times = [float(x[np.argmax(y <= t)]) for x, y in series if np.any(y <= t)]
+        shown = f"{np.mean(times):.3g} s" if times else "-"
+        cells.append(f"{t:g}: {shown} ({len(times)}/{len(series)})")
+    return "; ".join(cells)
+
+
+def _series(rec) -> tuple[np.ndarray, np.ndarray]:
+    rows = [r for r in rec.metrics if r.get("exploitability") is not None]
+    return (np.array([r["wall_time_s"] for r in rows]),
+            np.array([r["exploitability"] for r in rows]))
+
+
+def _walkable(out: Path, game: dict, rows: list, panels: list) -> None:
+    budget, curves = float(game["time_budget_s"]), []
+    for group in _groups(out, game):
+        curve = aggregate(group, "wall_time_s")
+        if curve is not None:
+            curves.append((group.label, curve, False))
+        q, fin = _at(curve, budget / 4), _at(curve, budget)
+        crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
+        rows.append(_row(game, group.label, _seeds_text(group), q, fin, crossed))
+    ref_path = out / slug(game["label"]) / "reference.json"
+    if ref_path.exists():
+        ref = read_json(ref_path)
+        cfr = ref["cfr_plus"]
+        x = np.array([r["wall_time_s"] for r in cfr])
+        y = np.array([r["exploitability"] for r in cfr])
+        curve = interval(x, y[None, :])
+        curves.append(("CFR+ (OpenSpiel)", curve, False))
+        rows.append(_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
+                         _at(curve, budget), _crossings([(x, y)], game["thresholds"])))
+        flat = np.array([ref["uniform"]] * 2)
+        start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, _ in curves
+                                       if np.any(c.x > 0))])
+        curves.append(("uniform policy", interval(np.array([start, budget]), flat[None, :]),
+                       False))
+        rows.append(_row(game, "uniform policy", "-", (ref["uniform"], math.nan),
+                         (ref["uniform"], math.nan), ""))
+    if curves:
+        panels.append((game["label"], curves))
+
+
+def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
+         env_steps: float = math.nan, elo: float = math.nan) -> dict:
+    return {"game": game["label"], "tier": game["tier"], "method": method, "seeds": seeds,
+            "exploitability_quarter": quarter[0], "half_quarter": quarter[1],
+            "exploitability_final": final[0], "half_final": final[1], "env_steps": env_steps,
+            "thresholds": thresholds, "elo": elo}
+
+
+def _bounds(out: Path, game: dict, method: dict) -> tuple[list[float], list[float]]:
+    folder = out / slug(game["label"]) / slug(method["label"])
+    values, steps = [], []
+    for path in sorted(folder.glob("seed-*.bound.json")):
+        bound = read_json(path)
+        run = path.with_name(path.name[:-len(".bound.json")])
+        if (run / "config.json").exists():
+            values.append(float(bound["exploitability"]))
+            steps.append(float(RunRecord(run).metrics[-1].get("env_steps") or 0))
+    return values, steps
+
+
+def _large(out: Path, game: dict, rows: list, panels: list, h2h: list) -> None:
+    path = out / slug(game["label"]) / "head_to_head.json"
+    duel = read_json(path) if path.exists() else None
+    curves = []
+    for method in game["methods"]:
+        values, steps = _bounds(out, game, method)
+        if not values:
+            continue
+        curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
+        curves.append((method["label"], curve, True))
+        half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
+        rows.append(_row(game, method["label"], str(len(values)), (math.nan, math.nan),
+                         (float(curve.mean[0]), half), "", float(np.mean(steps)),
+                         duel["elo"].get(method["label"], math.nan) if duel else math.nan))
+    if curves:
+        panels.append((game["label"], curves))
+    if duel:
+        h2h += [f"| {game['label']} | {p['a']} | {p['b']} | {p['score']:+.3f} +- "
+                f"{p['half_width']:.3f} | {len(p['seeds'])} |" for p in duel["pairs"]]
+
+
+def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Path:
+    """Write the report of the suite run in ``out`` (see the module docstring) into
+    ``folder`` (default ``out/report``); returns the path of ``report.md``."""
+    out = Path(out)
+    suite = read_json(out / "suite.json")
+    target = Path(folder) if folder is not None else out / "report"
+    target.mkdir(parents=True, exist_ok=True)
+    rows, h2h, lines = [], [], [f"# Suite {suite['name']}", ""]
+    if suite.get("description"):
+        lines += [suite["description"][0].upper() + suite["description"][1:] + ".", ""]
+    for tier, title in (("walkable", "exploitability against wall time"),
+                        ("large", "approximate exploitability (lower bound) at a shared "
+                                  "best-response budget")):
+        panels = []
+        for game in (g for g in suite["games"] if g["tier"] == tier):
+            if tier == "walkable":
+                _walkable(out, game, rows, panels)
+            else:
+                _large(out, game, rows, panels, h2h)
+        if panels:
+            xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
+            plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",
+                        target / f"{tier}.png", log_x=True)
+            lines += [f"## {tier.capitalize()} tier", "", f"![{tier} tier]({tier}.png)", ""]
+    lines += ["## Results", "", "| game | method | seeds | at 1/4 budget | at the end | "
+              "env steps | time to threshold (runs that reached it) | Elo |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['game']} | {r['method']} | {r['seeds']} | "
+              f"{number_text(r['exploitability_quarter'], r['half_quarter'], True)} | "
+              f"{number_text(r['exploitability_final'], r['half_final'], True)} | "
+              f"{_cell(r['env_steps'], ',.0f')} | {r['thresholds'] or '-'} | "
+              f"{_cell(r['elo'], '+.0f')} |" for r in rows]
+    if h2h:
+        lines += ["", "## Head to head", "", "Score: the first method's mean return against "
+                  "the second (both seats), 95% interval over seeds.", "",
+                  "| game | method | against | score | seeds |", "| --- | --- | --- | --- | --- |",
+                  *h2h]
+    stopped = sorted(out.glob("*/*/seed-*.stopped.json"))
+    if stopped:
+        lines += ["", "## Runs that stopped short of their budget", "",
+                  *(f"- `{p.relative_to(out).as_posix()[:-len('.stopped.json')]}` at iteration "
+                    f"{read_json(p)['iteration']}: {read_json(p)['error']}" for p in stopped)]
+    atomic_write_text(target / "results.csv", _csv(rows))
+    atomic_write_text(target / "results.tex", _tex(rows))
+    md = target / "report.md"
+    atomic_write_text(md, "\n".join(lines) + "\n")
+    return md
+
+
+def _cell(value: float, spec: str) -> str:
+    return "-" if math.isnan(value) else format(value, spec)
+
+
+def _csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _tex(rows: list[dict]) -> str:
+    lines = [r"\begin{tabular}{lllrr}", r"\toprule",
+             r"Game & Method & Seeds & Exploitability & Env.\ steps \\", r"\midrule"]
+    game = None
+    for r in rows:
+        if game is not None and r["game"] != game:
+            lines.append(r"\midrule")
+        value = number_text(r["exploitability_final"], r["half_final"], True).replace(
+            "+-", r"$\pm$").replace("<", "$<$")
+        steps = "--" if math.isnan(r["env_steps"]) else f"{r['env_steps']:,.0f}"
+        lines.append(" & ".join([_tex_escape(r["game"]) if r["game"] != game else "",
+                                 _tex_escape(r["method"]), _tex_escape(r["seeds"]), value,
+                                 steps]) + r" \\")
+        game = r["game"]
+    return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", ""])

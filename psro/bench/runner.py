@@ -1,0 +1,219 @@
+"""Running a suite (``psro bench SUITE --out DIR``): every (game, method, seed) an ordinary run
+directory, references measured once per game and budget, and, on the large tier, every
+method's approximate exploitability at one shared best-response budget and the head-to-head
+results of the methods' final meta-policies.
+
+The suite's folder (``<game>`` and ``<method>`` are the labels as folder names)::
+
+    DIR/suite.json                         the suite as it was run
+    DIR/<game>/reference.json              walkable tier: CFR+ curve, uniform policy
+    DIR/<game>/<method>/seed-<s>/          a run directory (``psro run`` writes the same)
+    DIR/<game>/<method>/seed-<s>.bound.json  large tier: the shared-budget lower bound
+    DIR/<game>/<method>/seed-<s>.stopped.json  a run whose meta-solver failed: where and why
+    DIR/<game>/head_to_head.json           large tier: every pair of methods, same seeds
+
+Order: seed by seed, and within a seed game by game and method by method, so that a slow spell
+of the machine falls on every method alike. A finished run is skipped, a killed one resumed,
+so the command can be run again after an interruption and continues where it stopped. A method
+whose configuration reads no seed (exact oracle, deterministic meta-solver) runs its first seed
+only: every seed would give the same run. A run directory that holds another configuration
+than the suite's is refused, naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from psro.bench import references
+from psro.bench.evaluation import head_to_head, shared_lower_bound
+from psro.bench.suites import Method, Suite, SuiteGame, check_suite, run_config, slug
+from psro.build import settings_read
+from psro.config import RunConfig
+from psro.errors import ConfigError, MetaSolverError, RunDirectoryError
+from psro.reports.groups import flatten
+from psro.storage import checkpoint
+from psro.storage.files import atomic_write_text
+from psro.storage.text_files import read_json
+
+
+@dataclass
+class PlannedRun:
+    """One run of a suite: its game, method, seed, run directory and configuration."""
+
+    game: SuiteGame
+    method: Method
+    seed: int
+    path: Path
+    config: RunConfig
+
+    @property
+    def name(self) -> str:
+        """``game · method · seed N``, for progress lines."""
+        return f"{self.game.label} · {self.method.label} · seed {self.seed}"
+
+
+def deterministic(config: RunConfig, tier: str) -> bool:
+    """Whether no part of a run of ``config`` reads its seed (every seed gives one run)."""
+    return "seed" not in settings_read(config, "exact" if tier == "walkable" else "sampled")
+
+
+def plan(suite: Suite, out: Path, overrides: dict | None = None) -> list[PlannedRun]:
+    """The suite's runs in the order they run (seed by seed, then game and method)."""
+    runs = []
+    for k, seed in enumerate(suite.seeds):
+        for game in suite.games:
+            for method in game.methods:
+                config = run_config(game, method, seed).merged(overrides or {})
+                if k > 0 and deterministic(config, game.tier):
+                    continue
+                path = out / slug(game.label) / slug(method.label) / f"seed-{seed}"
+                runs.append(PlannedRun(game, method, seed, path, config))
+    return runs
+
+
+def _finished(run: PlannedRun) -> bool | None:
+    """True: the directory holds this run, finished; False: it holds it, unfinished; None: no
+    run there. :class:`RunDirectoryError` for a run of another configuration."""
+    if not (run.path / "config.json").exists():
+        return None
+    saved = checkpoint.load(run.path, networks=False)
+    theirs = flatten(saved.config.to_dict())
+    differ = sorted(k for k, v in flatten(run.config.to_dict()).items()
+                    if k not in ("backend", "workers", "ray_address") and v != "null"
+                    and theirs.get(k) != v)
+    if differ:
+        raise RunDirectoryError(f"{run.path} holds a run of another configuration "
+                                f"({', '.join(differ)} differ from the suite's); choose "
+                                f"another --out")
+    rows = saved.state.metrics
+    if not rows:
+        return False
+    last = rows[-1]
+    limits = run.config
+    return bool(last.get("exploitability") is not None and (
+        (limits.time_budget_s is not None and last["wall_time_s"] >= limits.time_budget_s)
+        or (limits.env_step_budget is not None
+            and (last.get("env_steps") or 0) >= limits.env_step_budget)))
+
+
+def _stopped_path(run: PlannedRun) -> Path:
+    return run.path.with_name(f"{run.path.name}.stopped.json")
+
+
+def _stopped(run: PlannedRun) -> str | None:
+    """Why the run stopped short of its budget on an earlier call (its meta-solver failed),
+    where it still holds the iteration it stopped at; else None."""
+    path = _stopped_path(run)
+    if not path.exists() or not (run.path / "config.json").exists():
+        return None
+    note = read_json(path)
+    rows = checkpoint.load(run.path, networks=False).state.metrics
+    return note["error"] if rows and rows[-1]["iteration"] == note["iteration"] else None
+
+
+def _run_one(run: PlannedRun) -> tuple[dict, str | None]:
+    """Run (or resume, or leave as it is when finished) one planned run: its last row, and
+    why it stopped short of its budget (a meta-solver that failed: the run keeps the
+    iterations before it, the suite goes on, and the report shows where it stopped)."""
+    from psro.loop import PSRO
+
+    done = _finished(run)
+    stopped = _stopped(run) if done is False else None
+    if done or stopped:
+        return checkpoint.load(run.path, networks=False).state.metrics[-1], stopped
+    if done is None:
+        psro_run = PSRO(config=run.config, out=run.path)
+    else:
+        psro_run = PSRO.resume(run.path)
+        psro_run.use_backend(run.config.backend, run.config.workers, run.config.ray_address)
+    try:
+        return psro_run.run()[-1], None
+    except MetaSolverError as err:
+        last = checkpoint.load(run.path, networks=False).state.metrics[-1]
+        atomic_write_text(_stopped_path(run), json.dumps(
+            {"iteration": last["iteration"], "error": str(err)}, indent=1))
+        return last, str(err)
+
+
+class SuiteProgress:
+    """The suite's progress lines: which run of how many, the suite's time so far and an
+    estimate of the time left (the remaining runs' budgets), then each run's outcome."""
+
+    def __init__(self, runs: list[PlannedRun], stream: TextIO | None = None):
+        import sys
+
+        self.runs, self.stream = runs, stream or sys.stdout
+        self.start = time.perf_counter()
+
+    def starting(self, k: int) -> None:
+        """Before run ``k`` (0-based)."""
+        from psro.cli.progress import duration
+
+        left = sum(r.game.time_budget_s for r in self.runs[k:])
+        print(f"[{k + 1}/{len(self.runs)}] {self.runs[k].name}  (suite "
+              f"{duration(time.perf_counter() - self.start)}, at most {duration(left)} left)",
+              file=self.stream, flush=True)
+
+    def finished(self, k: int, row: dict, extra: str = "") -> None:
+        """After run ``k``, with its last metrics row."""
+        value = row.get("exploitability")
+        shown = "n/a" if value is None else f"{value:.4g}"
+        kind = " (lower bound)" if row.get("exploitability_kind") == \
+            "approximate_lower_bound" else ""
+        print(f"      exploitability {shown}{kind}, iteration {row['iteration']}, "
+              f"{row['wall_time_s']:.1f} s, {row.get('env_steps') or 0:,} env steps{extra}",
+              file=self.stream, flush=True)
+
+
+def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
+              stream: TextIO | None = None, quiet: bool = False) -> list[PlannedRun]:
+    """Run every run of ``suite`` into ``out`` (see the module docstring), then the reference
+    lines (walkable tier) and the shared-budget lower bounds and head-to-head results (large
+    tier). ``overrides``: RunConfig fields for every run (``backend``, ``workers``,
+    ``ray_address``). Returns the planned runs."""
+    out = Path(out)
+    unknown = sorted(set(overrides or {}) - {"backend", "workers", "ray_address"})
+    if unknown:
+        raise ConfigError(f"{', '.join(unknown)} cannot be set for a whole suite; a suite sets "
+                          f"backend, workers and ray_address")
+    runs = plan(check_suite(suite), out, overrides)
+    for run in runs:  # refuse a folder of another suite before any work
+        _finished(run)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "suite.json", json.dumps(_describe(suite), indent=1))
+    progress = SuiteProgress(runs, stream)
+    for k, run in enumerate(runs):
+        if not quiet:
+            progress.starting(k)
+        row, stopped = _run_one(run)
+        extra = f"; stopped: {stopped}" if stopped else ""
+        if run.game.tier == "large":
+            bound = shared_lower_bound(run, _bound_path(run))
+            extra += f"; lower bound at {run.game.response_steps:,} steps: " \
+                    f"{bound['exploitability']:.4g}"
+        if not quiet:
+            progress.finished(k, row, extra)
+    for game in suite.games:
+        folder = out / slug(game.label)
+        if game.tier == "walkable":
+            references.reference(folder, game.game, game.time_budget_s)
+        else:
+            head_to_head(game, [r for r in runs if r.game is game], folder / "head_to_head.json")
+    return runs
+
+
+def _bound_path(run: PlannedRun) -> Path:
+    return run.path.with_name(f"{run.path.name}.bound.json")
+
+
+def _describe(suite: Suite) -> dict:
+    return {"name": suite.name, "seeds": list(suite.seeds), "description": suite.description,
+            "games": [{"game": g.game, "label": g.label, "tier": g.tier,
+                       "time_budget_s": g.time_budget_s, "env_steps": g.env_steps,
+                       "thresholds": list(g.thresholds), "response_steps": g.response_steps,
+                       "methods": [{"label": m.label, "settings": m.settings}
+                                   for m in g.methods]} for g in suite.games]}

@@ -1,0 +1,222 @@
+"""Benchmark suites: which games, which methods, which budgets and seeds (``psro bench``).
+
+A :class:`Suite` is a list of :class:`SuiteGame`, each with its tier (``walkable``: exact
+exploitability, OpenSpiel's CFR+ and the uniform policy as reference lines; ``large``: too
+large to walk, PPO oracles, approximate exploitability at one shared best-response budget),
+its budget (seconds of run time, and environment steps for trained oracles) and its methods
+(:class:`Method`: a label and the :class:`psro.RunConfig` settings that make it). Every
+(game, method, seed) is an ordinary run directory.
+
+Built-in suites (:data:`SUITES`): ``walkable``, ``large``, ``full`` (both tiers) and
+``quick`` (every game of both, small budgets, one seed: a few minutes on 2 cores). A suite can
+also be read from a TOML file (:func:`read_suite`), in the same shape.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from psro.config import RunConfig
+from psro.errors import ConfigError
+from psro.storage.text_files import read_toml
+
+TIERS = ("walkable", "large")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method of a suite: its ``label`` (short, shown in tables and legends) and the
+    :class:`psro.RunConfig` fields that make it (``algorithm``, ``oracle``, ``meta_solver``,
+    ``ppo``...; game, seed and budgets come from the suite)."""
+
+    label: str
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SuiteGame:
+    """One game of a suite: the ``game`` string, a short ``label``, its ``tier``, the
+    ``methods`` run on it, the run-time budget of every run (``time_budget_s``), the
+    env-step budget of trained oracles (``env_steps``; None: time only), the exploitability
+    ``thresholds`` whose crossing times are tabulated, and, for the large tier, the env steps
+    of the best response that measures every method's approximate exploitability
+    (``response_steps``, the same for every method and seed)."""
+
+    game: str
+    label: str
+    tier: str
+    methods: tuple[Method, ...]
+    time_budget_s: float
+    env_steps: int | None = None
+    thresholds: tuple[float, ...] = (1e-1, 1e-2, 1e-3)
+    response_steps: int = 200_000
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named suite: its ``games``, the ``seeds`` every method runs (a deterministic method
+    runs the first only: every seed would give the same run) and a one-line ``description``."""
+
+    name: str
+    games: tuple[SuiteGame, ...]
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    description: str = ""
+
+    def with_seeds(self, count: int) -> Suite:
+        """The suite with seeds ``0 .. count - 1``."""
+        return replace(self, seeds=tuple(range(count)))
+
+
+EXACT = {"oracle": "exact"}
+PSRO = Method("psro", {**EXACT, "algorithm": "psro", "meta_solver": "nash"})
+ANYTIME = Method("anytime", {**EXACT, "algorithm": "anytime"})
+XDO = Method("xdo", {**EXACT, "algorithm": "xdo"})
+PSRO_PPO = Method("psro (PPO)", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash"})
+STOCHASTIC = {"greedy": False, "entropy_coef": 0.1, "warm_start": True}
+SELF_PLAY = Method("self-play", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "latest",
+                                 "ppo": STOCHASTIC})
+"""PPO self-play as the IIG-RL-Benchmark runs it: one stochastic network trained against its
+latest self (warm-started, members played as the sampled policy, entropy 0.1)."""
+FICTITIOUS = Method("fictitious self-play", {"oracle": "ppo", "algorithm": "psro",
+                                             "meta_solver": "uniform", "ppo": STOCHASTIC})
+PSRO_LARGE = Method("psro", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash",
+                             "ppo": {"greedy": False}})
+
+TWO_PLAYER_ZERO_SUM = (PSRO, ANYTIME, XDO)
+WALKABLE = (
+    ("kuhn_poker", "Kuhn", TWO_PLAYER_ZERO_SUM, 10),
+    ("leduc_poker", "Leduc", (*TWO_PLAYER_ZERO_SUM, PSRO_PPO), 120),
+    ("liars_dice", "Liar's dice", TWO_PLAYER_ZERO_SUM, 120),
+    ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", "Goofspiel 5",
+     TWO_PLAYER_ZERO_SUM, 60),
+    ("kuhn_poker(players=3)", "Kuhn, 3 players",
+     (Method("psro, prd", {**EXACT, "algorithm": "psro", "meta_solver": "prd"}),
+      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"})), 30),
+    ("sheriff", "Sheriff (general-sum)",
+     (Method("psro, nash", {**EXACT, "algorithm": "psro", "meta_solver": "nash"}),
+      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"})), 30),
+)
+LARGE = (
+    ("phantom_ttt(obstype=reveal-nothing)", "Phantom TTT"),
+    ("dark_hex(gameversion=cdh,board_size=3,obstype=reveal-nothing)", "Dark Hex 3"),
+    ("liars_dice(numdice=2,dice_sides=5)", "Liar's dice 2x5"),
+)
+LARGE_METHODS = (PSRO_LARGE, SELF_PLAY, FICTITIOUS)
+
+
+def _walkable(scale: float = 1.0, ppo_steps: int | None = None) -> tuple[SuiteGame, ...]:
+    made = []
+    for game, label, methods, seconds in WALKABLE:
+        if ppo_steps is not None:
+            methods = tuple(m if m.settings.get("oracle") != "ppo" else replace(
+                m, settings={**m.settings, "ppo": {"env_steps": ppo_steps}}) for m in methods)
+        made.append(SuiteGame(game, label, "walkable", methods, seconds * scale))
+    return tuple(made)
+
+
+def _large(seconds: float, env_steps: int, response_steps: int, ppo_steps: int | None = None,
+           mc: dict | None = None) -> tuple[SuiteGame, ...]:
+    methods = LARGE_METHODS
+    if ppo_steps is not None or mc:
+        methods = tuple(replace(m, settings={
+            **m.settings, "ppo": {**m.settings.get("ppo", {}),
+                                  **({"env_steps": ppo_steps} if ppo_steps else {})},
+            **({"monte_carlo": mc} if mc else {})}) for m in methods)
+    return tuple(SuiteGame(game, label, "large", methods, seconds, env_steps,
+                           thresholds=(), response_steps=response_steps)
+                 for game, label in LARGE)
+
+
+QUICK_MC = {"min_episodes": 64, "max_episodes": 256, "tolerance": 0.1}
+SUITES: dict[str, Suite] = {
+    "walkable": Suite("walkable", _walkable(), description="games small enough to walk: exact "
+                      "exploitability, CFR+ and the uniform policy as reference lines"),
+    "large": Suite("large", _large(10_800, 10_000_000, 1_000_000),
+                   description="games too large to walk at 10M env steps a run: PSRO against "
+                               "PPO self-play and fictitious self-play"),
+    "quick": Suite("quick", _walkable(0.1, ppo_steps=2000) + _large(
+        45, 12_000, 4000, ppo_steps=3000, mc=QUICK_MC), seeds=(0,),
+        description="every game of both tiers with small budgets and one seed (a few minutes)"),
+}
+SUITES["full"] = Suite("full", SUITES["walkable"].games + SUITES["large"].games,
+                       description="both tiers")
+
+
+def get_suite(name: str) -> Suite:
+    """A built-in suite by name, or one read from a TOML file path (:func:`read_suite`);
+    :class:`ConfigError` naming what is accepted otherwise."""
+    if name in SUITES:
+        return SUITES[name]
+    if name.endswith(".toml"):
+        return read_suite(name)
+    raise ConfigError(f"unknown suite {name!r}; accepted: {', '.join(SUITES)}, or a .toml file")
+
+
+def read_suite(path: str | Path) -> Suite:
+    """A suite from a TOML file: ``name``, ``seeds`` (a list of integers), and ``[[games]]``
+    tables with ``game``, ``label``, ``tier``, ``time_budget_s``, optional ``env_steps``,
+    ``thresholds``, ``response_steps``, and ``[[games.methods]]`` tables with ``label`` and
+    ``settings`` (RunConfig fields). :class:`ConfigError` naming the file and the problem."""
+    path = Path(path)
+    try:
+        data = read_toml(path)
+        suite = Suite(str(data.get("name", path.stem)), tuple(
+            SuiteGame(str(g["game"]), str(g.get("label", g["game"])), str(g["tier"]),
+                      tuple(Method(str(m["label"]), dict(m.get("settings", {})))
+                            for m in g["methods"]),
+                      float(g["time_budget_s"]), g.get("env_steps"),
+                      tuple(float(t) for t in g.get("thresholds", (1e-1, 1e-2, 1e-3))),
+                      int(g.get("response_steps", 200_000)))
+            for g in data["games"]), tuple(int(s) for s in data.get("seeds", (0,))))
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ConfigError(f"suite file {path} cannot be used: {type(err).__name__}: {err} "
+                          f"(see `psro bench --help` for its shape)") from None
+    return check_suite(suite)
+
+
+def check_suite(suite: Suite) -> Suite:
+    """Refuse a suite that cannot run, naming the game or method: an unknown tier, no
+    methods, two methods with one label, no seeds, or settings that are not RunConfig fields
+    (every run's full configuration is checked again when it starts)."""
+    if not suite.games or not suite.seeds:
+        raise ConfigError(f"suite {suite.name!r} needs at least one game and one seed")
+    folders = [slug(g.label) for g in suite.games]
+    twice = next((g.label for g, f in zip(suite.games, folders, strict=True)
+                  if folders.count(f) > 1), None)
+    if twice is not None:
+        raise ConfigError(f"suite {suite.name!r}: two games share the label {twice!r} (or "
+                          f"its folder name); give each game its own label")
+    for game in suite.games:
+        if game.tier not in TIERS:
+            raise ConfigError(f"{game.label}: unknown tier {game.tier!r}; accepted: "
+                              f"{', '.join(TIERS)}")
+        labels = [m.label for m in game.methods]
+        if not labels or len(set(labels)) < len(labels):
+            raise ConfigError(f"{game.label}: needs methods with distinct labels; got "
+                              f"{labels}")
+        for method in game.methods:
+            run_config(game, method, suite.seeds[0])
+    return suite
+
+
+FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations")
+
+
+def run_config(game: SuiteGame, method: Method, seed: int) -> RunConfig:
+    """The configuration of one run of the suite (validated)."""
+    given = sorted(set(method.settings) & set(FIXED))
+    if given:
+        raise ConfigError(f"{game.label}, {method.label}: {', '.join(given)} come from the "
+                          f"suite, not from a method's settings")
+    trained = method.settings.get("oracle", "exact") != "exact"
+    return RunConfig().merged({**method.settings, "game": game.game, "seed": seed,
+                               "time_budget_s": game.time_budget_s,
+                               "env_step_budget": game.env_steps if trained else None}
+                              ).validate()
+
+
+def slug(text: str) -> str:
+    """A folder name for a game or method label: ``Liar's dice 2x5`` -> ``liar-s-dice-2x5``."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-").lower() or "x"

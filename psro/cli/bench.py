@@ -1,0 +1,52 @@
+"""``psro bench``: run a benchmark suite (:mod:`psro.bench`) into a folder and report it."""
+
+from __future__ import annotations
+
+from psro.cli.common import CliError
+from psro.cli.run import check_positive
+
+
+def cmd_bench(args) -> int:
+    """``psro bench SUITE --out DIR``: run (or continue) the suite, then write its report."""
+    from psro.bench import SUITES, get_suite, run_suite, write_suite_report
+
+    if args.list:
+        for name, suite in SUITES.items():
+            games = ", ".join(g.label for g in suite.games)
+            print(f"{name:9s} {suite.description} ({len(suite.seeds)} seed(s); {games})")
+        return 0
+    if args.suite is None:
+        raise CliError("give a suite: one of " + ", ".join(SUITES) + ", or a .toml file "
+                       "(--list describes them)")
+    if args.out is None or not args.out.strip():
+        raise CliError("--out DIR is required: the suite's folder (runs, references, report)")
+    check_positive("--seeds", args.seeds)
+    suite = get_suite(args.suite)
+    if args.seeds is not None:
+        suite = suite.with_seeds(args.seeds)
+    overrides = {"backend": args.backend, "workers": args.workers,
+                 "ray_address": args.ray_address}
+    if not args.report_only:
+        run_suite(suite, args.out, {k: v for k, v in overrides.items() if v is not None},
+                  quiet=args.quiet)
+    md = write_suite_report(args.out)
+    print(f"wrote {md}, results.csv, results.tex and the figures in {md.parent}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    """The ``bench`` subcommand's arguments."""
+    bench = sub.add_parser("bench", help="run a benchmark suite (resumable) and report it")
+    bench.add_argument("suite", nargs="?", help="quick, walkable, large, full, or a suite "
+                                                "TOML file")
+    bench.add_argument("--out", help="the suite's folder: a run directory per (game, method, "
+                                     "seed), references, head-to-head results, report/")
+    bench.add_argument("--seeds", type=int, help="run seeds 0..N-1 instead of the suite's")
+    bench.add_argument("--backend", help="where every run's tasks run: local, processes or ray")
+    bench.add_argument("--workers", type=int, help="workers of --backend processes or ray")
+    bench.add_argument("--ray-address", help="--backend ray: auto or HOST:PORT")
+    bench.add_argument("--report-only", action="store_true",
+                       help="write the report of what DIR holds, running nothing")
+    bench.add_argument("--list", action="store_true", help="describe the built-in suites")
+    bench.add_argument("--quiet", action="store_true", help="no progress lines")
+    bench.set_defaults(func=cmd_bench)

@@ -1,0 +1,159 @@
+"""``psro bench``: a tiny suite end to end (a walkable game with its CFR+ and uniform reference
+lines, a game run as too large to walk with PPO, its shared-budget lower bounds and
+head-to-head results), resumed and skipped on a second call, refused on another suite's folder;
+the env-step budget; C++ OpenSpiel policies in ``psro.exploitability``."""
+
+import csv
+
+import pyspiel
+import pytest
+
+import psro
+from psro.bench import Method, Suite, SuiteGame, run_suite, write_suite_report
+from psro.bench.references import cfr_plus_curve, uniform_exploitability
+from psro.cli import main
+from psro.errors import ConfigError, RunDirectoryError
+
+MC = {"min_episodes": 64, "max_episodes": 128, "tolerance": 0.5}
+LARGE = {"oracle": "ppo", "max_nodes": 50, "monte_carlo": MC}  # Kuhn, as if too large to walk
+
+
+def _suite(budget: float = 1.0) -> Suite:
+    walkable = SuiteGame("kuhn_poker", "Kuhn", "walkable", (
+        Method("psro", {"oracle": "exact", "meta_solver": "nash"}),
+        Method("xdo", {"oracle": "exact", "algorithm": "xdo"})), budget,
+        thresholds=(1e-2, 1e-3))
+    large = SuiteGame("kuhn_poker", "Kuhn sampled", "large", (
+        Method("psro", {**LARGE, "meta_solver": "nash", "ppo": {"env_steps": 600}}),
+        Method("self-play", {**LARGE, "meta_solver": "latest",
+                             "ppo": {"env_steps": 600, "greedy": False}})),
+        60, env_steps=1200, response_steps=1000, thresholds=())
+    return Suite("tiny", (walkable, large), seeds=(0, 1))
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    runs = run_suite(_suite(), out, quiet=True)
+    return out, runs
+
+
+def test_a_suite_runs_every_method_and_seed_once_and_its_references(suite_dir):
+    out, runs = suite_dir
+    names = [(r.game.label, r.method.label, r.seed) for r in runs]
+    # seed by seed; the exact (deterministic) methods run their first seed only
+    assert names == [("Kuhn", "psro", 0), ("Kuhn", "xdo", 0), ("Kuhn sampled", "psro", 0),
+                     ("Kuhn sampled", "self-play", 0), ("Kuhn sampled", "psro", 1),
+                     ("Kuhn sampled", "self-play", 1)]
+    exact = psro.load_run(out / "kuhn" / "psro" / "seed-0")
+    assert exact.metrics[-1]["exploitability"] < 1e-9  # Kuhn's equilibrium
+    # the uniform policy's exploitability, as OpenSpiel computes it
+    game = pyspiel.load_game("kuhn_poker")
+    assert uniform_exploitability("kuhn_poker") == pytest.approx(
+        pyspiel.exploitability(game, pyspiel.UniformRandomPolicy(game)), abs=1e-12)
+    sampled = psro.load_run(out / "kuhn-sampled" / "self-play" / "seed-1")
+    assert sampled.config.env_step_budget == 1200 and sampled.metrics[-1]["env_steps"] >= 1200
+    assert sampled.metrics[-2]["env_steps"] < 1200  # it stopped at the budget
+
+
+def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_dir):
+    out, _ = suite_dir
+    md = write_suite_report(out)
+    rows = list(csv.DictReader((md.parent / "results.csv").open()))
+    by = {(r["game"], r["method"]): r for r in rows}
+    assert float(by[("Kuhn", "psro")]["exploitability_final"]) < 1e-9
+    assert float(by[("Kuhn", "uniform policy")]["exploitability_final"]) == pytest.approx(
+        0.4583333333, abs=1e-9)
+    assert float(by[("Kuhn", "CFR+ (OpenSpiel)")]["exploitability_final"]) < 1e-3
+    assert by[("Kuhn", "psro")]["seeds"] == "1 (deterministic)"
+    for method in ("psro", "self-play"):
+        row = by[("Kuhn sampled", method)]
+        assert row["seeds"] == "2" and 0 <= float(row["exploitability_final"]) <= 2
+    elo = [float(by[("Kuhn sampled", m)]["elo"]) for m in ("psro", "self-play")]
+    assert sum(elo) == pytest.approx(0, abs=1e-6)
+    text = md.read_text()
+    assert "| Kuhn sampled | psro | self-play |" in text and "walkable.png" in text
+    assert (md.parent / "walkable.png").stat().st_size > 0 and "toprule" in (
+        md.parent / "results.tex").read_text()
+    # the shared bound's response is seeded by the seed only: the same for every method
+    bound = psro.storage.text_files.read_json(out / "kuhn-sampled" / "psro" / "seed-0.bound.json")
+    assert bound["key"]["response_steps"] == 1000 and len(bound["curves"]) == 2
+
+
+def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite_dir):
+    out, _ = suite_dir
+    metrics = out / "kuhn" / "psro" / "seed-0" / "metrics.csv"
+    before = metrics.read_bytes()
+    run_suite(_suite(), out, quiet=True)
+    assert metrics.read_bytes() == before
+    with pytest.raises(RunDirectoryError, match="another configuration.*time_budget_s"):
+        run_suite(_suite(budget=2.0), out, quiet=True)
+
+
+def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
+    suite = tmp_path / "s.toml"
+    suite.write_text('name = "s"\nseeds = [0]\n[[games]]\ngame = "kuhn_poker"\n'
+                     'tier = "walkable"\ntime_budget_s = 0.5\n[[games.methods]]\n'
+                     'label = "psro"\nsettings = {oracle = "exact"}\n')
+    assert main(["bench", str(suite), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert (tmp_path / "o" / "report" / "report.md").exists()
+    for argv, said in ((["bench", "--out", "x"], "give a suite"),
+                       (["bench", "nosuch", "--out", "x"], "unknown suite 'nosuch'"),
+                       (["bench", "quick"], "--out DIR is required"),
+                       (["bench", "quick", "--out", "x", "--seeds", "0"], "--seeds must be")):
+        assert main(argv) == 2
+        assert said in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[games]]\ngame = "kuhn_poker"\ntier = "huge"\ntime_budget_s = 1\n'
+                   '[[games.methods]]\nlabel = "a"\n')
+    assert main(["bench", str(bad), "--out", str(tmp_path / "b")]) == 2
+    assert "unknown tier 'huge'" in capsys.readouterr().err
+    assert main(["bench", "--list"]) == 0 and "quick" in capsys.readouterr().out
+
+
+def test_a_method_may_not_set_what_the_suite_sets():
+    game = SuiteGame("kuhn_poker", "K", "walkable", (Method("m", {"seed": 3}),), 1.0)
+    from psro.bench.suites import check_suite
+
+    with pytest.raises(ConfigError, match="seed come from the suite"):
+        check_suite(Suite("x", (game,)))
+
+
+def test_cfr_plus_curve_matches_openspiel_and_falls():
+    rows = cfr_plus_curve("kuhn_poker", 0.3)
+    game = pyspiel.load_game("kuhn_poker")
+    solver = pyspiel.CFRPlusSolver(game)
+    for _ in range(rows[3]["iteration"]):
+        solver.evaluate_and_update_policy()
+    assert rows[3]["exploitability"] == pytest.approx(
+        pyspiel.exploitability(game, solver.average_policy()), abs=1e-12)
+    assert rows[-1]["exploitability"] < rows[0]["exploitability"]
+
+
+def test_cpp_policies_are_read_by_exploitability():
+    game = pyspiel.load_game("leduc_poker")
+    solver = pyspiel.CFRPlusSolver(game)
+    for _ in range(3):
+        solver.evaluate_and_update_policy()
+    policy = solver.average_policy()
+    assert psro.exploitability("leduc_poker", policy).exploitability == pytest.approx(
+        pyspiel.exploitability(game, policy), abs=1e-10)
+
+
+def test_an_env_step_budget_ends_a_run(tmp_path, capsys):
+    rows = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 500}, env_step_budget=1500,
+                     seed=1).run()
+    assert rows[-1]["env_steps"] >= 1500 > rows[-2]["env_steps"]
+    with pytest.raises(ConfigError, match="env_step_budget has no effect.*'exact'"):
+        psro.PSRO("kuhn_poker", "exact", env_step_budget=10)
+    assert main(["run", "--game", "kuhn_poker", "--env-step-budget", "0", "--out",
+                 str(tmp_path / "r")]) == 2
+    assert "--env-step-budget must be a positive integer" in capsys.readouterr().err
+
+
+def test_a_game_without_perfect_recall_is_played_with_sampled_payoffs():
+    spec = "dark_hex(gameversion=cdh,board_size=3,obstype=reveal-nothing)"
+    run = psro.PSRO(spec, "ppo", ppo={"env_steps": 200}, monte_carlo=MC)
+    assert run.evaluator.name == "sampled"
+    with pytest.raises(psro.GameTooLargeError, match="no perfect recall"):
+        psro.PSRO(spec, "exact")
