@@ -272,11 +272,17 @@ class PSRO:
             new.start(self.parts.warm_modules)  # an unreachable cluster fails now
         self.backend = new
 
-    def meta_policy(self) -> MetaPolicy:
-        """The current meta-policy as an OpenSpiel ``Policy`` (reach-weighted mixture); only
-        for games small enough to walk (``GameTooLargeError`` otherwise)."""
-        tree = self.parts.context.require_tree("a tabular meta-policy")
-        return MetaPolicy(tree, self.state.populations, self.state.mixtures)
+    def meta_policy(self):
+        """The current meta-policy as an OpenSpiel ``Policy``: the reach-weighted mixture on the
+        walked tree (:class:`MetaPolicy`), or, where payoffs are sampled, the networks' mixture
+        (:class:`~psro.evaluation.sampled_policy.SampledMetaPolicy`)."""
+        context = self.parts.context
+        if context.tree is None:
+            from psro.evaluation.sampled_policy import SampledMetaPolicy
+
+            return SampledMetaPolicy(context.play_game, self.state.populations,
+                                     self.state.mixtures)
+        return MetaPolicy(context.tree, self.state.populations, self.state.mixtures)
 
 
 __all__ = ["PSRO", "TIMING_FIELDS"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from psro.context import GameContext
 from psro.errors import RunDirectoryError
+from psro.evaluation.sampled_policy import SampledMetaPolicy
 from psro.extensive_form.policies import MetaPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.state import joint_from_record
@@ -51,9 +52,20 @@ class Run:
                                         f"information sets")
         return self._tree
 
-    def meta_policy(self) -> MetaPolicy:
+    def meta_policy(self) -> MetaPolicy | SampledMetaPolicy:
         """The final meta-policy as an OpenSpiel ``Policy`` (JPSRO: the product of the joint's
-        marginals; a correlated distribution is no policy)."""
+        marginals; a correlated distribution is no policy): a :class:`MetaPolicy` on the walked
+        tree where the run's payoffs were exact, else (games too large to walk) a
+        :class:`~psro.evaluation.sampled_policy.SampledMetaPolicy` of the run's networks, which
+        plays the behavioural mixture and draws a member per episode on request."""
+        if self.evaluation == "sampled":
+            import games
+            from games.simulation import turn_based
+
+            game = games.load(self.config.game).pyspiel_game
+            if self._manifest.get("turn_based", True):
+                game = turn_based(game)
+            return SampledMetaPolicy(game, self.population, self.mixtures)
         return MetaPolicy(self.tree, self.population, self.mixtures)
 
 
