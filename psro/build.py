@@ -58,6 +58,7 @@ class Parts:
 
 
 PART_SETTINGS = ("meta_solver", "meta_solver_options", "oracle_options", "ppo", "monte_carlo",
+                 "lower_bound",
                  *algorithms.ALGORITHM_SETTINGS)
 """RunConfig fields that only some parts read (each part declares which it reads)."""
 
@@ -91,6 +92,8 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
         raise ConfigError(f"oracle {config.oracle!r} declares the capability 'targets' but "
                           f"has no targeted_tasks and targeted_responses")
     algorithm = entry.factory(context, meta_solver)
+    if hasattr(evaluator, "fill"):  # sampled payoffs: estimated only where something reads them
+        evaluator.fill = bool(entry.reads_table(config))
     reads = settings_read(config, evaluator.name)
     config = _without_unread(config, reads, entry, resumed)
     # options written out in full, so a resume keeps them whatever a later default
@@ -189,6 +192,9 @@ def _why_unread(config: RunConfig, key: str, entry) -> str:
     if key == "ppo":
         return f"oracle {config.oracle!r} trains no PPO best responses, and the game is " \
                f"evaluated exactly"
+    if key == "lower_bound":
+        return "exploitability is exact on the walked game tree (the lower bound is for games " \
+               "too large to walk)"
     if key == "monte_carlo":
         return "payoffs are computed exactly on the walked game tree (Monte Carlo estimates " \
                "are for games too large to walk)"

@@ -14,10 +14,11 @@ from psro.errors import ConfigError
 from psro.rl.config import PPOConfig
 from psro.storage.text_files import read_toml
 
-OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo")
+OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo", "lower_bound")
 """Fields that are tables of options: an override merges into them key by key."""
 
 MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch")
+LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps")
 DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
@@ -83,6 +84,11 @@ class RunConfig:
     monte_carlo: dict = field(default_factory=dict)
     """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
     min_episodes (256), max_episodes (8192), batch (256)."""
+    lower_bound: dict = field(default_factory=dict)
+    """Approximate exploitability of games too large to walk, measured during the run:
+    ``every`` (iterations) and/or ``every_s`` (seconds of run time since the last measurement),
+    and ``env_steps``, the budget of each player's PPO best response (default: the ``ppo``
+    table's). Without ``every`` or ``every_s`` it is measured once, when the run stops."""
     tensorboard: bool = False
     """Also write every numeric metric as a TensorBoard scalar under DIR/tensorboard."""
 
@@ -130,6 +136,14 @@ class RunConfig:
                               f"{', '.join(MONTE_CARLO_OPTIONS)}")
         for key, value in self.monte_carlo.items():
             check_positive(f"monte_carlo.{key}", value)
+        unknown = sorted(set(self.lower_bound) - set(LOWER_BOUND_OPTIONS))
+        if unknown:
+            raise ConfigError(f"unknown lower_bound option(s) {', '.join(unknown)}; accepted: "
+                              f"{', '.join(LOWER_BOUND_OPTIONS)}")
+        for key in ("every", "env_steps"):
+            if key in self.lower_bound:
+                check_count(f"lower_bound.{key}", self.lower_bound[key])
+        check_positive("lower_bound.every_s", self.lower_bound.get("every_s"))
         if not isinstance(self.tensorboard, bool):
             raise ConfigError(f"tensorboard must be true or false; got {self.tensorboard!r}")
         return self

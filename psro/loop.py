@@ -178,6 +178,8 @@ class PSRO:
         timings["meta_solver_s"] = time.perf_counter() - t
         t = time.perf_counter()
         measured = self.evaluator.measure(state.populations, state.mixtures, state.table)
+        during = getattr(self.evaluator, "during", None)
+        measured.update((during(state, self.backend) if during else None) or {})
         measured.update(self.parts.algorithm.metrics(state))
         timings["exploitability_s"] = time.perf_counter() - t
         timings["write_s"] = self._write_s

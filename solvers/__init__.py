@@ -45,6 +45,7 @@ from solvers.registry import (
     names,
     options,
     product_joint,
+    reads_payoffs,
     register,
     register_joint,
 )
@@ -61,6 +62,6 @@ __all__ = [
     "joint_names", "latest", "latest_mix", "lemke_howson", "marginals", "names", "nash",
     "nash_averaging", "nash_conv", "options",
     "pfsp", "product_joint", "projected_replicator_dynamics", "rectified", "regret_matching",
-    "register", "register_joint",
+    "reads_payoffs", "register", "register_joint",
     "replicator_dynamics", "uniform", "zero_sum_nash",
 ]

@@ -180,17 +180,33 @@ DESCRIPTIONS = {
 }
 
 
-def register(name: str, factory: Callable[..., MetaSolver], description: str = "") -> None:
+_PAYOFF_FREE = {"uniform", "latest", "latest_mix"}
+"""Meta-solvers whose mixtures depend on the table's shape only, never on its values."""
+
+
+def reads_payoffs(name: str) -> bool:
+    """Whether meta-solver ``name`` reads the payoff values (False for ``uniform``, ``latest``
+    and ``latest_mix``, whose mixtures depend only on the population sizes, and for solvers
+    registered with ``reads_payoffs=False``), so that a caller can skip estimating a table
+    nothing reads."""
+    return name not in _PAYOFF_FREE
+
+
+def register(name: str, factory: Callable[..., MetaSolver], description: str = "",
+             reads_payoffs: bool = True) -> None:
     """Make ``factory(**options) -> f(payoffs) -> mixtures`` available as meta-solver
     ``name``: :func:`get` then checks options against the factory's keyword arguments and
-    wraps the result, so it runs under ``meta_solver = "name"`` like a built-in. Registering a
-    taken name is an :class:`OptionError`."""
+    wraps the result, so it runs under ``meta_solver = "name"`` like a built-in.
+    ``reads_payoffs=False`` declares that its mixtures depend on the table's shape only
+    (:func:`reads_payoffs`). Registering a taken name is an :class:`OptionError`."""
     if not isinstance(name, str) or not name:
         raise OptionError(f"a meta-solver name must be a non-empty string; got {name!r}")
     if name in _FACTORIES:
         raise OptionError(f"meta-solver {name!r} is already registered")
     _FACTORIES[name] = factory
     DESCRIPTIONS[name] = description or name
+    if not reads_payoffs:
+        _PAYOFF_FREE.add(name)
 
 
 def register_joint(name: str, factory: Callable[..., JointSolver],

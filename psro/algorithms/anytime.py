@@ -98,4 +98,5 @@ def _because(config, walked: bool) -> str:
 
 
 ENTRY = AlgorithmEntry(_anytime, settings=("anytime_rounds",), more=anytime_reads,
-                       needs=_needs, because=_because, players=2, zero_sum=True)
+                       needs=_needs, because=_because, players=2, zero_sum=True,
+                       reads_table=lambda config: True)

@@ -46,6 +46,14 @@ class Algorithm:
         """Read back what :meth:`record` saved, on a resumed run (nothing)."""
 
 
+def solver_input(solver_name: str, payoffs: list[np.ndarray]) -> list[np.ndarray]:
+    """What a meta-solver is given: the payoff table, or zeros of its shape for a solver that
+    reads no values (``solvers.reads_payoffs``), whose entries may not have been estimated."""
+    if solvers.reads_payoffs(solver_name):
+        return payoffs
+    return [np.zeros(np.shape(v)) for v in payoffs]
+
+
 class PSROAlgorithm(Algorithm):
     """Vanilla PSRO: the meta-solver's mixture; one best response per player against it."""
 
@@ -57,7 +65,7 @@ class PSROAlgorithm(Algorithm):
     def meta(self, state: RunState) -> list[np.ndarray]:
         """The meta-solver's mixtures on the payoff table."""
         try:
-            mixtures = self.meta_solver(state.table.as_game())
+            mixtures = self.meta_solver(solver_input(self.solver_name, state.table.as_game()))
             return solvers.as_mixtures(mixtures, state.table.shape)
         except (solvers.SolverError, solvers.PayoffError) as err:
             raise MetaSolverError(f"meta-solver {self.solver_name!r} failed at iteration "
@@ -104,3 +112,8 @@ class AlgorithmEntry:
     """The number of players it handles (None: any)."""
     zero_sum: bool = False
     """Whether it needs a zero-sum game."""
+    reads_table: Callable = lambda config: config.meta_solver is None or \
+        solvers.reads_payoffs(config.meta_solver)
+    """``reads_table(config) -> bool``: whether it reads the payoff table's values (by
+    default, whether its meta-solver does). Where nothing reads them and payoffs are sampled,
+    the table's entries are not estimated (a self-play baseline pays nothing for them)."""

@@ -38,7 +38,7 @@ import numpy as np
 
 import solvers
 from psro import oracles
-from psro.algorithms.base import Algorithm, AlgorithmEntry
+from psro.algorithms.base import Algorithm, AlgorithmEntry, solver_input
 from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
 from psro.extensive_form.members import Keys
@@ -87,7 +87,8 @@ class PipelineAlgorithm(Algorithm):
         player), as weights over each full population (0 outside the set)."""
         sub = [np.asarray(v)[np.ix_(*sets)] for v in state.table.as_game()]
         try:
-            mixtures = solvers.as_mixtures(self.meta_solver(sub), sub[0].shape)
+            mixtures = solvers.as_mixtures(self.meta_solver(solver_input(self.solver_name, sub)),
+                                           sub[0].shape)
         except (solvers.SolverError, solvers.PayoffError) as err:
             raise MetaSolverError(f"meta-solver {self.solver_name!r} failed at iteration "
                                   f"{state.iteration}: {err} (the previous iteration's "

@@ -51,4 +51,4 @@ def _rectified(context: GameContext, meta_solver: Callable) -> RectifiedAlgorith
 
 
 ENTRY = AlgorithmEntry(_rectified, needs=lambda config, walked: frozenset({"targets"}),
-                       players=2)
+                       players=2, reads_table=lambda config: True)

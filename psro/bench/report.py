@@ -1,14 +1,16 @@
 """The report of a suite (``psro bench SUITE --out DIR`` writes it to ``DIR/report``):
-``report.md``, one figure per tier (one panel per game), and the results table as
-``results.csv`` and ``results.tex`` (booktabs).
+``report.md``, one figure per tier (one panel per game; ``walkable_steps.png`` adds the trained
+oracles' exploitability against env steps), and the results table as ``results.csv`` and
+``results.tex`` (booktabs).
 
 Walkable tier, per game: exploitability against wall time, each method's mean over its distinct
 runs with a 95% Student-t band (:mod:`psro.reports.groups`), OpenSpiel's CFR+ measured in the
 same command, and the uniform policy; the table gives the exploitability at a quarter of the
 budget and at its end, and the time to each threshold (the mean over the runs that reached it,
 with how many did). Large tier, per game: each method's shared-budget lower bound
-(:mod:`psro.bench.evaluation`) against its env steps, with its interval over seeds, its Elo
-rating and its head-to-head scores.
+(:mod:`psro.bench.evaluation`), with its interval over seeds, its Elo rating and its
+head-to-head scores; the figure draws each method's lower bounds measured during its runs
+(``SuiteGame.bound_every``, the same budget) against env steps, mean over seeds.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ from psro.reports.tables import _tex_escape, number_text
 from psro.storage.files import atomic_write_text
 from psro.storage.text_files import read_json
 
+REFERENCE_STYLES = {"CFR+ (OpenSpiel)": {"color": "black", "linestyle": "--"},
+                    "uniform policy": {"color": "0.55", "linestyle": ":", "marker": ""}}
+"""Reference lines look the same in every panel; each method has one colour in every panel."""
+PALETTE = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+           "tab:pink", "tab:olive", "tab:cyan")
+
+
+def _style(label: str, labels: list[str]) -> dict:
+    if label in REFERENCE_STYLES:
+        return REFERENCE_STYLES[label]
+    return {"color": PALETTE[labels.index(label) % len(PALETTE)]} if label in labels else {}
+
+
 COLUMNS = ("game", "tier", "method", "seeds", "exploitability_quarter", "half_quarter",
            "exploitability_final", "half_final", "env_steps", "thresholds", "elo")
 
@@ -42,6 +57,12 @@ def _groups(out: Path, game: dict) -> list[RunGroup]:
         if paths:
             found.append(RunGroup({}, [RunRecord(p) for p in paths], method["label"]))
     return found
+
+
+def _method_labels(out: Path) -> list[str]:
+    """Every method label of the suite, in order of first appearance (one colour each)."""
+    suite = read_json(out / "suite.json")
+    return list(dict.fromkeys(m["label"] for g in suite["games"] for m in g["methods"]))
 
 
 def _seeds_text(group: RunGroup) -> str:
@@ -78,12 +99,17 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
             np.array([r["exploitability"] for r in rows]))
 
 
-def _walkable(out: Path, game: dict, rows: list, panels: list) -> None:
-    budget, curves = float(game["time_budget_s"]), []
+def _walkable(out: Path, game: dict, rows: list, panels: list, by_steps: list) -> None:
+    budget, curves, stepped = float(game["time_budget_s"]), [], []
+    labels = _method_labels(out)
     for group in _groups(out, game):
+        if any(rec.metrics[-1].get("env_steps") for rec in group.records):
+            steps = aggregate(group, "env_steps")
+            if steps is not None:
+                stepped.append((group.label, steps, False, _style(group.label, labels)))
         curve = aggregate(group, "wall_time_s")
         if curve is not None:
-            curves.append((group.label, curve, False))
+            curves.append((group.label, curve, False, _style(group.label, labels)))
         q, fin = _at(curve, budget / 4), _at(curve, budget)
         crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
         rows.append(_row(game, group.label, _seeds_text(group), q, fin, crossed))
@@ -94,18 +120,20 @@ def _walkable(out: Path, game: dict, rows: list, panels: list) -> None:
         x = np.array([r["wall_time_s"] for r in cfr])
         y = np.array([r["exploitability"] for r in cfr])
         curve = interval(x, y[None, :])
-        curves.append(("CFR+ (OpenSpiel)", curve, False))
+        curves.append(("CFR+ (OpenSpiel)", curve, False, _style("CFR+ (OpenSpiel)", labels)))
         rows.append(_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
                          _at(curve, budget), _crossings([(x, y)], game["thresholds"])))
         flat = np.array([ref["uniform"]] * 2)
-        start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, _ in curves
+        start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, *_ in curves
                                        if np.any(c.x > 0))])
         curves.append(("uniform policy", interval(np.array([start, budget]), flat[None, :]),
-                       False))
+                       False, _style("uniform policy", labels)))
         rows.append(_row(game, "uniform policy", "-", (ref["uniform"], math.nan),
                          (ref["uniform"], math.nan), ""))
     if curves:
         panels.append((game["label"], curves))
+    if stepped:
+        by_steps.append((game["label"], stepped))
 
 
 def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
@@ -114,6 +142,23 @@ def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
             "exploitability_quarter": quarter[0], "half_quarter": quarter[1],
             "exploitability_final": final[0], "half_final": final[1], "env_steps": env_steps,
             "thresholds": thresholds, "elo": elo}
+
+
+def _measured(group: RunGroup) -> Curve | None:
+    """The group's lower bounds measured during its runs against env steps: the mean over its
+    runs at each env-step count where one of them was measured (each run's last measurement so
+    far), over the steps every run reached."""
+    series = [(np.array([r["env_steps"] for r in rec.metrics
+                         if r.get("exploitability") is not None], dtype=float),
+               np.array([r["exploitability"] for r in rec.metrics
+                         if r.get("exploitability") is not None], dtype=float))
+              for rec in group.records]
+    if not series or any(len(x) == 0 for x, _ in series):
+        return None
+    start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)
+    grid = np.unique(np.concatenate([x[(x >= start) & (x <= end)] for x, _ in series]))
+    values = np.stack([y[np.searchsorted(x, grid, side="right") - 1] for x, y in series])
+    return interval(grid, values)
 
 
 def _bounds(out: Path, game: dict, method: dict) -> tuple[list[float], list[float]]:
@@ -131,13 +176,15 @@ def _bounds(out: Path, game: dict, method: dict) -> tuple[list[float], list[floa
 def _large(out: Path, game: dict, rows: list, panels: list, h2h: list) -> None:
     path = out / slug(game["label"]) / "head_to_head.json"
     duel = read_json(path) if path.exists() else None
-    curves = []
+    curves, groups = [], {g.label: g for g in _groups(out, game)}
     for method in game["methods"]:
         values, steps = _bounds(out, game, method)
         if not values:
             continue
         curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
-        curves.append((method["label"], curve, True))
+        during = _measured(groups[method["label"]]) if method["label"] in groups else None
+        curves.append((method["label"], during if during is not None else curve, True,
+                       _style(method["label"], _method_labels(out))))
         half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
         rows.append(_row(game, method["label"], str(len(values)), (math.nan, math.nan),
                          (float(curve.mean[0]), half), "", float(np.mean(steps)),
@@ -162,17 +209,23 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     for tier, title in (("walkable", "exploitability against wall time"),
                         ("large", "approximate exploitability (lower bound) at a shared "
                                   "best-response budget")):
-        panels = []
+        panels, by_steps = [], []
         for game in (g for g in suite["games"] if g["tier"] == tier):
             if tier == "walkable":
-                _walkable(out, game, rows, panels)
+                _walkable(out, game, rows, panels, by_steps)
             else:
                 _large(out, game, rows, panels, h2h)
         if panels:
             xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
             plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",
-                        target / f"{tier}.png", log_x=True)
+                        target / f"{tier}.png", log_x=tier == "walkable",
+                        linear_y=tier == "large")
             lines += [f"## {tier.capitalize()} tier", "", f"![{tier} tier]({tier}.png)", ""]
+        if by_steps:
+            plot_panels(by_steps, "environment steps", "exploitability",
+                        "walkable tier, trained oracles: exploitability against environment "
+                        "steps", target / "walkable_steps.png", log_x=True)
+            lines += ["![walkable tier, trained oracles](walkable_steps.png)", ""]
     lines += ["## Results", "", "| game | method | seeds | at 1/4 budget | at the end | "
               "env steps | time to threshold (runs that reached it) | Elo |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]

@@ -13,7 +13,8 @@ The suite's folder (``<game>`` and ``<method>`` are the labels as folder names):
     DIR/<game>/head_to_head.json           large tier: every pair of methods, same seeds
 
 Order: seed by seed, and within a seed game by game and method by method, so that a slow spell
-of the machine falls on every method alike. A finished run is skipped, a killed one resumed,
+of the machine falls on every method alike; a game's reference lines are measured right after
+its first seed's runs. A finished run is skipped, a killed one resumed,
 so the command can be run again after an interruption and continues where it stopped. A method
 whose configuration reads no seed (exact oracle, deterministic meta-solver) runs its first seed
 only: every seed would give the same run. A run directory that holds another configuration
@@ -186,6 +187,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "suite.json", json.dumps(_describe(suite), indent=1))
     progress = SuiteProgress(runs, stream)
+    last_of_game = {id(r.game): k for k, r in enumerate(runs) if r.seed == suite.seeds[0]}
     for k, run in enumerate(runs):
         if not quiet:
             progress.starting(k)
@@ -197,12 +199,18 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
                     f"{bound['exploitability']:.4g}"
         if not quiet:
             progress.finished(k, row, extra)
+        if run.game.tier == "walkable" and last_of_game.get(id(run.game)) == k:
+            # beside the game's first-seed runs, so that it shares their machine conditions
+            if not quiet:
+                print(f"      reference lines of {run.game.label}: CFR+ for "
+                      f"{run.game.time_budget_s:g} s (unless measured already), uniform policy",
+                      file=progress.stream, flush=True)
+            references.reference(out / slug(run.game.label), run.game.game,
+                                 run.game.time_budget_s)
     for game in suite.games:
-        folder = out / slug(game.label)
-        if game.tier == "walkable":
-            references.reference(folder, game.game, game.time_budget_s)
-        else:
-            head_to_head(game, [r for r in runs if r.game is game], folder / "head_to_head.json")
+        if game.tier == "large":
+            head_to_head(game, [r for r in runs if r.game is game],
+                         out / slug(game.label) / "head_to_head.json")
     return runs
 
 
@@ -215,5 +223,6 @@ def _describe(suite: Suite) -> dict:
             "games": [{"game": g.game, "label": g.label, "tier": g.tier,
                        "time_budget_s": g.time_budget_s, "env_steps": g.env_steps,
                        "thresholds": list(g.thresholds), "response_steps": g.response_steps,
+                       "bound_every": g.bound_every,
                        "methods": [{"label": m.label, "settings": m.settings}
                                    for m in g.methods]} for g in suite.games]}

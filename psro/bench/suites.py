@@ -42,7 +42,8 @@ class SuiteGame:
     env-step budget of trained oracles (``env_steps``; None: time only), the exploitability
     ``thresholds`` whose crossing times are tabulated, and, for the large tier, the env steps
     of the best response that measures every method's approximate exploitability
-    (``response_steps``, the same for every method and seed)."""
+    (``response_steps``, the same for every method and seed) and how often it is measured
+    during a run (``bound_every`` iterations)."""
 
     game: str
     label: str
@@ -52,6 +53,9 @@ class SuiteGame:
     env_steps: int | None = None
     thresholds: tuple[float, ...] = (1e-1, 1e-2, 1e-3)
     response_steps: int = 200_000
+    bound_every: int | None = None
+    """Large tier: also measure each run's lower bound every this many iterations during the
+    run, at ``response_steps`` (curves against env steps; None: only the final one)."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +120,8 @@ def _walkable(scale: float = 1.0, ppo_steps: int | None = None) -> tuple[SuiteGa
     return tuple(made)
 
 
-def _large(seconds: float, env_steps: int, response_steps: int, ppo_steps: int | None = None,
-           mc: dict | None = None) -> tuple[SuiteGame, ...]:
+def _large(seconds: float, env_steps: int, response_steps: int, every: int,
+           ppo_steps: int | None = None, mc: dict | None = None) -> tuple[SuiteGame, ...]:
     methods = LARGE_METHODS
     if ppo_steps is not None or mc:
         methods = tuple(replace(m, settings={
@@ -125,7 +129,7 @@ def _large(seconds: float, env_steps: int, response_steps: int, ppo_steps: int |
                                   **({"env_steps": ppo_steps} if ppo_steps else {})},
             **({"monte_carlo": mc} if mc else {})}) for m in methods)
     return tuple(SuiteGame(game, label, "large", methods, seconds, env_steps,
-                           thresholds=(), response_steps=response_steps)
+                           thresholds=(), response_steps=response_steps, bound_every=every)
                  for game, label in LARGE)
 
 
@@ -133,11 +137,11 @@ QUICK_MC = {"min_episodes": 64, "max_episodes": 256, "tolerance": 0.1}
 SUITES: dict[str, Suite] = {
     "walkable": Suite("walkable", _walkable(), description="games small enough to walk: exact "
                       "exploitability, CFR+ and the uniform policy as reference lines"),
-    "large": Suite("large", _large(10_800, 10_000_000, 1_000_000),
+    "large": Suite("large", _large(10_800, 10_000_000, 500_000, 20),
                    description="games too large to walk at 10M env steps a run: PSRO against "
                                "PPO self-play and fictitious self-play"),
     "quick": Suite("quick", _walkable(0.1, ppo_steps=2000) + _large(
-        45, 12_000, 4000, ppo_steps=3000, mc=QUICK_MC), seeds=(0,),
+        45, 12_000, 4000, 1, ppo_steps=3000, mc=QUICK_MC), seeds=(0,),
         description="every game of both tiers with small budgets and one seed (a few minutes)"),
 }
 SUITES["full"] = Suite("full", SUITES["walkable"].games + SUITES["large"].games,
@@ -157,8 +161,9 @@ def get_suite(name: str) -> Suite:
 def read_suite(path: str | Path) -> Suite:
     """A suite from a TOML file: ``name``, ``seeds`` (a list of integers), and ``[[games]]``
     tables with ``game``, ``label``, ``tier``, ``time_budget_s``, optional ``env_steps``,
-    ``thresholds``, ``response_steps``, and ``[[games.methods]]`` tables with ``label`` and
-    ``settings`` (RunConfig fields). :class:`ConfigError` naming the file and the problem."""
+    ``thresholds``, ``response_steps``, ``bound_every``, and ``[[games.methods]]`` tables with
+    ``label`` and ``settings`` (RunConfig fields). :class:`ConfigError` naming the file and
+    the problem."""
     path = Path(path)
     try:
         data = read_toml(path)
@@ -168,7 +173,7 @@ def read_suite(path: str | Path) -> Suite:
                             for m in g["methods"]),
                       float(g["time_budget_s"]), g.get("env_steps"),
                       tuple(float(t) for t in g.get("thresholds", (1e-1, 1e-2, 1e-3))),
-                      int(g.get("response_steps", 200_000)))
+                      int(g.get("response_steps", 200_000)), g.get("bound_every"))
             for g in data["games"]), tuple(int(s) for s in data.get("seeds", (0,))))
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise ConfigError(f"suite file {path} cannot be used: {type(err).__name__}: {err} "
@@ -201,7 +206,7 @@ def check_suite(suite: Suite) -> Suite:
     return suite
 
 
-FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations")
+FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations", "lower_bound")
 
 
 def run_config(game: SuiteGame, method: Method, seed: int) -> RunConfig:
@@ -211,10 +216,12 @@ def run_config(game: SuiteGame, method: Method, seed: int) -> RunConfig:
         raise ConfigError(f"{game.label}, {method.label}: {', '.join(given)} come from the "
                           f"suite, not from a method's settings")
     trained = method.settings.get("oracle", "exact") != "exact"
+    bound = {"every": game.bound_every, "env_steps": game.response_steps} \
+        if game.tier == "large" and game.bound_every else None
     return RunConfig().merged({**method.settings, "game": game.game, "seed": seed,
                                "time_budget_s": game.time_budget_s,
-                               "env_step_budget": game.env_steps if trained else None}
-                              ).validate()
+                               "env_step_budget": game.env_steps if trained else None,
+                               "lower_bound": bound}).validate()
 
 
 def slug(text: str) -> str:

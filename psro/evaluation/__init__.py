@@ -10,7 +10,9 @@ An evaluator has
 - ``measure(populations, mixtures, table) -> dict``: the metrics of the meta-policy (the same
   keys every iteration);
 - ``finish(state, backend) -> dict | None``: metrics that are measured once, when a run stops,
-  to update its last row (the sampled lower bound), or None.
+  to update its last row (the sampled lower bound), or None;
+- optionally ``during(state, backend) -> dict | None``: metrics measured after an iteration's
+  meta-solve where due (the sampled lower bound every K iterations or T seconds), or None.
 
 :func:`make_evaluator` picks the exact one where the game's tree was walked.
 """
@@ -47,10 +49,12 @@ class Evaluator(Protocol):
 
 
 SETTINGS: dict[str, tuple[str, ...]] = {"exact": (),
-                                        "sampled": ("monte_carlo", "ppo", "seed")}
+                                        "sampled": ("monte_carlo", "ppo", "lower_bound",
+                                                    "seed")}
 """The RunConfig fields each evaluator reads: exact values need no options (nor a seed);
 sampled ones read the Monte Carlo tolerance, the PPO options of the best responses that
-measure the approximate exploitability, and the seed of both."""
+measure the approximate exploitability, when and with what budget to measure it, and the seed
+of all of them."""
 
 
 def make_evaluator(context: GameContext) -> Evaluator:

@@ -1,5 +1,6 @@
 """Sampled evaluation for games too large to walk: Monte Carlo payoff entries with standard
-errors, and an approximate exploitability (a lower bound) measured when the run stops."""
+errors, and an approximate exploitability (a lower bound) measured when the run stops, and
+during it where ``lower_bound`` asks (every K iterations or T seconds)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,15 @@ class SampledEvaluator:
         self.seed = context.config.seed
         self.options = dict(context.config.monte_carlo)
         self.ppo = PPOConfig.from_dict(context.config.ppo)
+        schedule = dict(context.config.lower_bound)
+        self.every, self.every_s = schedule.get("every"), schedule.get("every_s")
+        if "env_steps" in schedule:
+            self.ppo = PPOConfig.from_dict({**context.config.ppo,
+                                            "env_steps": schedule["env_steps"]})
         self.num_players = context.num_players
+        self.fill = True
+        """Whether the payoff entries are estimated (set off where no part reads them: the
+        table then holds NaN with counts of 0, and the rows no values)."""
 
     def initial_members(self) -> list[UniformMember]:
         """One uniform member per player (no tree to tabulate on)."""
@@ -45,6 +54,12 @@ class SampledEvaluator:
         """Estimate the new payoff entries by Monte Carlo, one seeded task per profile."""
         old, new = table.shape, tuple(len(pop) for pop in populations)
         blocks = PayoffTable.new_blocks(old, new)
+        if not self.fill:
+            shapes = [tuple(s.stop - s.start for s in block) for block in blocks]
+            table.grow(new, blocks, [np.full((len(new),) + s, np.nan) for s in shapes],
+                       [np.zeros(s, dtype=int) for s in shapes],
+                       [np.full((len(new),) + s, np.nan) for s in shapes])
+            return 0
         values, counts, errors = [], [], []
         for block in blocks:
             profiles = list(itertools.product(*(range(s.start, s.stop) for s in block)))
@@ -66,23 +81,56 @@ class SampledEvaluator:
         """The meta-policy's values and its NashConv within the population (exploitability is
         measured by :meth:`finish`)."""
         game = table.as_game()
-        values = solvers.expected_payoffs(game, mixtures)
         n = len(populations)
+        if not self.fill:
+            return {"exploitability": None, "nash_conv": None,
+                    "exploitability_kind": "not_measured",
+                    **{f"gain_p{p}": None for p in range(n)},
+                    **{f"value_p{p}": None for p in range(n)}, "meta_game_nash_conv": None,
+                    **{f"gain_std_err_p{p}": None for p in range(n)},
+                    "exploitability_half_width": None}
+        values = solvers.expected_payoffs(game, mixtures)
         return {"exploitability": None, "nash_conv": None,
                 "exploitability_kind": "not_measured",
                 **{f"gain_p{p}": None for p in range(n)},
                 **{f"value_p{p}": float(v) for p, v in enumerate(values)},
                 "meta_game_nash_conv": solvers.nash_conv(game, mixtures),
-                **{f"gain_std_err_p{p}": None for p in range(n)}}
+                **{f"gain_std_err_p{p}": None for p in range(n)},
+                "exploitability_half_width": None}
 
     def finish(self, state: RunState, backend: Backend) -> dict:
-        """Approximate exploitability of the final meta-policy (:func:`ppo_lower_bound`,
-        seeded from the run's seed and iteration)."""
+        """Approximate exploitability of the final meta-policy (:meth:`lower_bound`)."""
+        return self.lower_bound(state, backend)
+
+    def during(self, state: RunState, backend: Backend) -> dict | None:
+        """The lower bound where ``lower_bound.every`` iterations or ``every_s`` seconds of run
+        time have passed since the last one (the first at iteration ``every``, or once
+        ``every_s`` have passed); None otherwise."""
+        measured = [r for r in state.metrics if r.get("exploitability") is not None]
+        last_it = measured[-1]["iteration"] if measured else 0
+        last_s = measured[-1]["wall_time_s"] if measured else 0.0
+        due = (self.every is not None and state.iteration - last_it >= self.every) or \
+            (self.every_s is not None and state.wall_time_s - last_s >= self.every_s)
+        return self.lower_bound(state, backend) if due and state.iteration > 0 else None
+
+    def lower_bound(self, state: RunState, backend: Backend) -> dict:
+        """:func:`ppo_lower_bound` of the current meta-policy, seeded by the run's seed and the
+        iteration only (so every method of a comparison, at the same seed and iteration, trains
+        its responses from the same seeds), with the budget of ``lower_bound.env_steps`` (else
+        the ``ppo`` table's). The responses' training logs go to the oracle log, tagged
+        ``purpose = "lower_bound"``; the row gains ``exploitability_half_width`` (95%)."""
         seats = [[m.actor(None) for m in pop] for pop in state.populations]
         seeds = [derive_seed(self.seed, 10**6 + state.iteration, p)
                  for p in range(len(seats) + 1)]
-        return ppo_lower_bound(self.game, seats, state.mixtures, self.ppo, seeds, self.options,
-                               backend)
+        row, logs = lower_bound_with_curves(self.game, seats, state.mixtures, self.ppo, seeds,
+                                            self.options, backend)
+        for p, log in enumerate(logs):
+            state.oracle_log += [{"iteration": state.iteration, "player": p,
+                                  "purpose": "lower_bound", **d} for d in log]
+        errors = [row[f"gain_std_err_p{p}"] for p in range(len(seats))]
+        row["exploitability_half_width"] = float(
+            monte_carlo.Z95 * np.sqrt(np.sum(np.square(errors))) / len(seats))
+        return row
 
 
 def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PPOConfig,

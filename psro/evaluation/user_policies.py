@@ -42,7 +42,7 @@ def policy_tables(tree: SequenceFormGame, policy) -> list[np.ndarray]:
     for p, one in enumerate(per_player(policy, tree.num_players)):
         table = _table(tree, one, p)
         check_table(tree, p, table)
-        tables.append(table)
+        tables.append(np.clip(table, 0.0, 1.0))  # rounding, within SUM_TOLERANCE
     return tables
 
 
@@ -91,12 +91,14 @@ def _table(tree: SequenceFormGame, policy, player: int) -> np.ndarray:
 
 
 def check_table(tree: SequenceFormGame, player: int, table: np.ndarray) -> None:
-    """Refuse a table that is not a policy, naming the first information set at fault."""
+    """Refuse a table that is not a policy, naming the first information set at fault
+    (probabilities are allowed :data:`SUM_TOLERANCE` of rounding outside [0, 1], as a
+    reach-weighted mixture's quotients have)."""
     keys, legal = tree.players[player].keys, tree.players[player].legal
     illegal = np.ones(table.shape, dtype=bool)
     for i, actions in enumerate(legal):
         illegal[i, actions] = False
-    bad_value = ~np.isfinite(table) | (table < 0) | (table > 1)
+    bad_value = ~np.isfinite(table) | (table < -SUM_TOLERANCE) | (table > 1 + SUM_TOLERANCE)
     bad_mass = illegal & (table != 0)
     bad_sum = np.abs(np.where(illegal, 0.0, table).sum(axis=1) - 1) > SUM_TOLERANCE
     bad = np.flatnonzero(bad_value.any(axis=1) | bad_mass.any(axis=1) | bad_sum)

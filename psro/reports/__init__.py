@@ -67,7 +67,8 @@ def ratings(rec: RunRecord) -> dict | None:
     mapped to win rates); Nash averaging rates each seat against the other's maximum-entropy
     Nash of the table.
     """
-    if rec.payoffs is None or rec.payoffs["values"].ndim != 3:
+    if rec.payoffs is None or rec.payoffs["values"].ndim != 3 or \
+            not np.all(np.isfinite(rec.payoffs["values"])):  # no table: entries not estimated
         return None
     A, B = rec.payoffs["values"]
     if solvers.constant_sum([A, B]) is None:

@@ -75,16 +75,19 @@ LEGEND_IN_PANEL = 6
 
 def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title: str,
                 path: Path, formats: tuple[str, ...] = (), integer_x: bool = False,
-                log_x: bool = False):
+                log_x: bool = False, linear_y: bool = False):
     """One panel per game (``panels``: ``(game, curves)``, each curve ``(label, Curve,
-    approximate)``; never two games on one axis), log y axis. Each line is the mean over the
+    approximate)`` or ``(label, Curve, approximate, style)`` with matplotlib line options such
+    as a colour; never two games on one axis), log y axis. Each line is the mean over the
     group's distinct runs, with its 95% interval shaded where there are two or more (a curve
     ends where the group's shortest run ends, so the band covers only points where every run
     is alive). Values below :data:`psro.reports.groups.EXACT_FLOOR` are float noise around an exact
     equilibrium and are drawn on the floor, which is marked; approximate values (lower
     bounds) are hollow markers. Integer ticks on iteration axes, headroom above the largest
     value, a title per panel and one for the figure; ``log_x`` draws the x axis on a log
-    scale (wall times that span decades). Returns the figure."""
+    scale (wall times that span decades); ``linear_y`` a linear y axis from 0 without the
+    exact floor (lower bounds, where 0 means that no gain was found, not an equilibrium).
+    Returns the figure."""
     from matplotlib.ticker import MaxNLocator
 
     cols = min(3, len(panels))
@@ -94,7 +97,7 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
     below = entries > LEGEND_IN_PANEL
     for k, (game, curves) in enumerate(panels):
         ax = axes[k // cols, k % cols]
-        _draw_curves(ax, curves)
+        _draw_curves(ax, curves, linear_y)
         ax.set_title(plain_text(game), fontsize=10)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
@@ -116,10 +119,10 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
     return fig
 
 
-def _draw_curves(ax, curves: list) -> None:
-    floor = EXACT_FLOOR
+def _draw_curves(ax, curves: list, linear_y: bool = False) -> None:
+    floor = 0.0 if linear_y else EXACT_FLOOR
     tops, lows = [], []
-    for label, curve, approx in curves:
+    for label, curve, approx, *given in curves:
         shown = plain_text(label)
         mean = np.maximum(curve.mean, floor)
         tops.append(float(np.nanmax(np.maximum(curve.high, curve.mean)))
@@ -127,13 +130,18 @@ def _draw_curves(ax, curves: list) -> None:
         lows.append(float(mean.min()))
         if approx:
             ax.plot(curve.x, mean, linestyle="none", marker="o", markerfacecolor="none",
-                    label=f"{shown} (lower bound)")
+                    label=f"{shown} (lower bound)", **(given[0] if given else {}))
             continue
         style = {"marker": ".", "markersize": 4} if len(curve.x) <= 60 else {}
-        line, = ax.plot(curve.x, mean, label=shown, linewidth=1.4, **style)
+        line, = ax.plot(curve.x, mean, label=shown, linewidth=1.4,
+                        **{**style, **(given[0] if given else {})})
         if curve.n > 1:
             ax.fill_between(curve.x, np.maximum(curve.low, floor), np.maximum(curve.high, floor),
                             color=line.get_color(), alpha=0.2, linewidth=0)
+    if linear_y:
+        ax.set_ylim(0, max(max(tops, default=1.0), 1e-9) * 1.15)
+        ax.grid(True, which="major", alpha=0.3)
+        return
     ax.set_yscale("log")
     top = max(max(tops, default=1.0), floor * 10)
     bottom = min(lows, default=floor)
@@ -180,7 +188,8 @@ def plot_payoffs(rec, path: Path, formats: tuple[str, ...] = ()) -> bool:
     """Player 0's payoff table as a heatmap; the final meta-strategy's support is marked by
     ticks on the axes (lines across the table when it is small), so the table stays readable
     at 200 members."""
-    if rec.payoffs is None or rec.payoffs["values"].ndim != 3:
+    if rec.payoffs is None or rec.payoffs["values"].ndim != 3 or \
+            not np.all(np.isfinite(rec.payoffs["values"])):  # entries not estimated
         return False
     values = rec.payoffs["values"][0]
     size = max(values.shape)

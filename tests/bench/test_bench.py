@@ -27,7 +27,7 @@ def _suite(budget: float = 1.0) -> Suite:
         Method("psro", {**LARGE, "meta_solver": "nash", "ppo": {"env_steps": 600}}),
         Method("self-play", {**LARGE, "meta_solver": "latest",
                              "ppo": {"env_steps": 600, "greedy": False}})),
-        60, env_steps=1200, response_steps=1000, thresholds=())
+        60, env_steps=1200, response_steps=1000, thresholds=(), bound_every=1)
     return Suite("tiny", (walkable, large), seeds=(0, 1))
 
 
@@ -54,6 +54,9 @@ def test_a_suite_runs_every_method_and_seed_once_and_its_references(suite_dir):
     sampled = psro.load_run(out / "kuhn-sampled" / "self-play" / "seed-1")
     assert sampled.config.env_step_budget == 1200 and sampled.metrics[-1]["env_steps"] >= 1200
     assert sampled.metrics[-2]["env_steps"] < 1200  # it stopped at the budget
+    # measured during the run too, at the shared budget
+    assert sampled.config.lower_bound == {"every": 1, "env_steps": 1000}
+    assert all(r["exploitability"] is not None for r in sampled.metrics[1:])
 
 
 def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_dir):

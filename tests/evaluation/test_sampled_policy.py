@@ -58,3 +58,52 @@ def test_openspiel_and_the_toolkit_agree_on_its_exploitability(run_dir, capsys):
     assert "is not the run's game" in capsys.readouterr().err
     assert main(["exploitability", "--game", "kuhn_poker"]) == 2
     assert "--policy FILE or a run's meta-policy as --run DIR" in capsys.readouterr().err
+
+
+def test_the_lower_bound_measured_during_a_run_stays_below_the_exact_value(tmp_path):
+    run = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 600}, seed=4, iterations=4,
+                    lower_bound={"every": 2, "env_steps": 6000}, out=tmp_path / "r", **SAMPLED)
+    rows = run.run()
+    measured = [r["iteration"] for r in rows if r["exploitability"] is not None]
+    assert measured == [2, 4]
+    exact = psro.exploitability("kuhn_poker", run.meta_policy()).exploitability
+    last = rows[-1]
+    assert last["exploitability_kind"] == "approximate_lower_bound"
+    # a lower bound, up to its Monte Carlo interval, and no empty one on this budget
+    assert 0 < last["exploitability"] <= exact + last["exploitability_half_width"]
+    log = psro.load_run(tmp_path / "r").state.oracle_log
+    assert {r["iteration"] for r in log if r.get("purpose") == "lower_bound"} == {2, 4}
+    with pytest.raises(psro.ConfigError, match="lower_bound has no effect"):
+        psro.PSRO("kuhn_poker", "exact", lower_bound={"every": 2})
+    with pytest.raises(psro.ConfigError, match="unknown lower_bound option"):
+        psro.PSRO("kuhn_poker", "ppo", lower_bound={"each": 2}, **SAMPLED)
+
+
+def test_a_baseline_whose_meta_solver_reads_no_payoffs_estimates_none(tmp_path):
+    import numpy as np
+
+    import solvers
+
+    assert not solvers.reads_payoffs("latest") and solvers.reads_payoffs("nash")
+    rows = psro.PSRO("kuhn_poker", "ppo", "latest", ppo={"env_steps": 400, "greedy": False},
+                     iterations=2, out=tmp_path / "r", **SAMPLED).run()
+    assert [r["entries_evaluated"] for r in rows] == [0, 0, 0]
+    assert rows[-1]["exploitability"] is not None  # the lower bound is still measured
+    table = psro.load_run(tmp_path / "r").payoffs
+    assert np.isnan(table.values).all() and (table.counts == 0).all()
+    nash = psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 400}, iterations=1,
+                     **SAMPLED).run()
+    assert [r["entries_evaluated"] for r in nash] == [1, 3]
+
+
+def test_rounding_of_a_mixture_above_one_is_accepted_and_a_real_excess_is_refused():
+    game = pyspiel.load_game("kuhn_poker")
+    from open_spiel.python import policy as os_policy
+
+    tabular = os_policy.TabularPolicy(game)
+    tabular.action_probability_array[:] = [1.0 + 2e-16, 0.0]  # a quotient's rounding
+    assert psro.exploitability("kuhn_poker", tabular).exploitability == pytest.approx(
+        os_exploitability.exploitability(game, tabular), abs=1e-12)
+    tabular.action_probability_array[:] = [1.1, -0.1]
+    with pytest.raises(psro.PolicyError, match="is not in \\[0, 1\\]"):
+        psro.exploitability("kuhn_poker", tabular)
