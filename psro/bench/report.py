@@ -25,6 +25,7 @@ import numpy as np
 from psro.bench.runner import deterministic
 from psro.bench.suites import slug
 from psro.config import RunConfig
+from psro.errors import RunDirectoryError
 from psro.reports import RunRecord
 from psro.reports.figures import plot_panels
 from psro.reports.groups import Curve, RunGroup, aggregate, interval
@@ -57,6 +58,16 @@ def _groups(out: Path, game: dict) -> list[RunGroup]:
         if paths:
             found.append(RunGroup({}, [RunRecord(p) for p in paths], method["label"]))
     return found
+
+
+def _read(path: Path) -> dict | None:
+    """A measurement file of the suite, or None where it is missing or damaged (the report
+    then leaves out what it held; running the suite again measures it anew)."""
+    try:
+        data = read_json(path)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _method_labels(out: Path) -> list[str]:
@@ -113,9 +124,8 @@ def _walkable(out: Path, game: dict, rows: list, panels: list, by_steps: list) -
         q, fin = _at(curve, budget / 4), _at(curve, budget)
         crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
         rows.append(_row(game, group.label, _seeds_text(group), q, fin, crossed))
-    ref_path = out / slug(game["label"]) / "reference.json"
-    if ref_path.exists():
-        ref = read_json(ref_path)
+    ref = _read(out / slug(game["label"]) / "reference.json")
+    if ref is not None:
         cfr = ref["cfr_plus"]
         x = np.array([r["wall_time_s"] for r in cfr])
         y = np.array([r["exploitability"] for r in cfr])
@@ -165,9 +175,9 @@ def _bounds(out: Path, game: dict, method: dict) -> tuple[list[float], list[floa
     folder = out / slug(game["label"]) / slug(method["label"])
     values, steps = [], []
     for path in sorted(folder.glob("seed-*.bound.json")):
-        bound = read_json(path)
+        bound = _read(path)
         run = path.with_name(path.name[:-len(".bound.json")])
-        if (run / "config.json").exists():
+        if bound is not None and (run / "config.json").exists():
             values.append(float(bound["exploitability"]))
             steps.append(float(RunRecord(run).metrics[-1].get("env_steps") or 0))
     return values, steps
@@ -175,7 +185,7 @@ def _bounds(out: Path, game: dict, method: dict) -> tuple[list[float], list[floa
 
 def _large(out: Path, game: dict, rows: list, panels: list, h2h: list) -> None:
     path = out / slug(game["label"]) / "head_to_head.json"
-    duel = read_json(path) if path.exists() else None
+    duel = _read(path)
     curves, groups = [], {g.label: g for g in _groups(out, game)}
     for method in game["methods"]:
         values, steps = _bounds(out, game, method)
@@ -200,7 +210,11 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     """Write the report of the suite run in ``out`` (see the module docstring) into
     ``folder`` (default ``out/report``); returns the path of ``report.md``."""
     out = Path(out)
-    suite = read_json(out / "suite.json")
+    try:
+        suite = read_json(out / "suite.json")
+    except ValueError as err:
+        raise RunDirectoryError(f"{out} holds no suite that can be reported (suite.json: "
+                                f"{err}); run the suite into it first") from None
     target = Path(folder) if folder is not None else out / "report"
     target.mkdir(parents=True, exist_ok=True)
     rows, h2h, lines = [], [], [f"# Suite {suite['name']}", ""]
@@ -239,11 +253,12 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
                   "the second (both seats), 95% interval over seeds.", "",
                   "| game | method | against | score | seeds |", "| --- | --- | --- | --- | --- |",
                   *h2h]
-    stopped = sorted(out.glob("*/*/seed-*.stopped.json"))
+    stopped = [(p, _read(p)) for p in sorted(out.glob("*/*/seed-*.done.json"))]
+    stopped = [(p, note) for p, note in stopped if note is not None and note.get("error")]
     if stopped:
         lines += ["", "## Runs that stopped short of their budget", "",
-                  *(f"- `{p.relative_to(out).as_posix()[:-len('.stopped.json')]}` at iteration "
-                    f"{read_json(p)['iteration']}: {read_json(p)['error']}" for p in stopped)]
+                  *(f"- `{p.relative_to(out).as_posix()[:-len('.done.json')]}` at iteration "
+                    f"{note.get('iteration')}: {note.get('error')}" for p, note in stopped)]
     atomic_write_text(target / "results.csv", _csv(rows))
     atomic_write_text(target / "results.tex", _tex(rows))
     md = target / "report.md"

@@ -9,8 +9,11 @@ The suite's folder (``<game>`` and ``<method>`` are the labels as folder names):
     DIR/<game>/reference.json              walkable tier: CFR+ curve, uniform policy
     DIR/<game>/<method>/seed-<s>/          a run directory (``psro run`` writes the same)
     DIR/<game>/<method>/seed-<s>.bound.json  large tier: the shared-budget lower bound
-    DIR/<game>/<method>/seed-<s>.stopped.json  a run whose meta-solver failed: where and why
+    DIR/<game>/<method>/seed-<s>.done.json   how the run ended: iteration, stop reason, error
     DIR/<game>/head_to_head.json           large tier: every pair of methods, same seeds
+
+A run's meta-solver that fails stops that run (its ``done.json`` says where and why) and the
+suite goes on.
 
 Order: seed by seed, and within a seed game by game and method by method, so that a slow spell
 of the machine falls on every method alike; a game's reference lines are measured right after
@@ -76,9 +79,15 @@ def plan(suite: Suite, out: Path, overrides: dict | None = None) -> list[Planned
     return runs
 
 
-def _finished(run: PlannedRun) -> bool | None:
-    """True: the directory holds this run, finished; False: it holds it, unfinished; None: no
-    run there. :class:`RunDirectoryError` for a run of another configuration."""
+def _outcome_path(run: PlannedRun) -> Path:
+    return run.path.with_name(f"{run.path.name}.done.json")
+
+
+def _finished(run: PlannedRun) -> dict | bool | None:
+    """The outcome the suite recorded when the run ended (``{"iteration", "stop_reason",
+    "error"}``) where the directory still ends at that iteration; False for a run there that
+    did not end (killed: it is resumed); None for no run there. :class:`RunDirectoryError`
+    for a run of another configuration."""
     if not (run.path / "config.json").exists():
         return None
     saved = checkpoint.load(run.path, networks=False)
@@ -90,54 +99,39 @@ def _finished(run: PlannedRun) -> bool | None:
         raise RunDirectoryError(f"{run.path} holds a run of another configuration "
                                 f"({', '.join(differ)} differ from the suite's); choose "
                                 f"another --out")
-    rows = saved.state.metrics
-    if not rows:
+    try:
+        outcome = read_json(_outcome_path(run))
+    except ValueError:  # missing or damaged: the run is continued (it stops at once if done)
         return False
-    last = rows[-1]
-    limits = run.config
-    return bool(last.get("exploitability") is not None and (
-        (limits.time_budget_s is not None and last["wall_time_s"] >= limits.time_budget_s)
-        or (limits.env_step_budget is not None
-            and (last.get("env_steps") or 0) >= limits.env_step_budget)))
-
-
-def _stopped_path(run: PlannedRun) -> Path:
-    return run.path.with_name(f"{run.path.name}.stopped.json")
-
-
-def _stopped(run: PlannedRun) -> str | None:
-    """Why the run stopped short of its budget on an earlier call (its meta-solver failed),
-    where it still holds the iteration it stopped at; else None."""
-    path = _stopped_path(run)
-    if not path.exists() or not (run.path / "config.json").exists():
-        return None
-    note = read_json(path)
-    rows = checkpoint.load(run.path, networks=False).state.metrics
-    return note["error"] if rows and rows[-1]["iteration"] == note["iteration"] else None
+    rows = saved.state.metrics
+    ended = isinstance(outcome, dict) and rows and \
+        rows[-1]["iteration"] == outcome.get("iteration")
+    return outcome if ended else False
 
 
 def _run_one(run: PlannedRun) -> tuple[dict, str | None]:
-    """Run (or resume, or leave as it is when finished) one planned run: its last row, and
+    """Run (or resume, or leave as it is when it ended) one planned run: its last row, and
     why it stopped short of its budget (a meta-solver that failed: the run keeps the
-    iterations before it, the suite goes on, and the report shows where it stopped)."""
+    iterations before it, the suite goes on, and the report shows where it stopped). The
+    outcome is recorded beside the run (``seed-N.done.json``), so a later call skips it."""
     from psro.loop import PSRO
 
     done = _finished(run)
-    stopped = _stopped(run) if done is False else None
-    if done or stopped:
-        return checkpoint.load(run.path, networks=False).state.metrics[-1], stopped
+    if done:
+        return checkpoint.load(run.path, networks=False).state.metrics[-1], done.get("error")
     if done is None:
         psro_run = PSRO(config=run.config, out=run.path)
     else:
         psro_run = PSRO.resume(run.path)
         psro_run.use_backend(run.config.backend, run.config.workers, run.config.ray_address)
     try:
-        return psro_run.run()[-1], None
+        last, error, reason = psro_run.run()[-1], None, psro_run.stop_reason
     except MetaSolverError as err:
         last = checkpoint.load(run.path, networks=False).state.metrics[-1]
-        atomic_write_text(_stopped_path(run), json.dumps(
-            {"iteration": last["iteration"], "error": str(err)}, indent=1))
-        return last, str(err)
+        error, reason = str(err), "meta_solver_failed"
+    atomic_write_text(_outcome_path(run), json.dumps(
+        {"iteration": last["iteration"], "stop_reason": reason, "error": error}, indent=1))
+    return last, error
 
 
 class SuiteProgress:

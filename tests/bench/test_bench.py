@@ -91,6 +91,11 @@ def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite
     assert metrics.read_bytes() == before
     with pytest.raises(RunDirectoryError, match="another configuration.*time_budget_s"):
         run_suite(_suite(budget=2.0), out, quiet=True)
+    reference = out / "kuhn" / "reference.json"
+    reference.write_text("{damaged")  # the report leaves it out; the next call measures it
+    assert "CFR+" not in write_suite_report(out, out / "r2").read_text()
+    run_suite(_suite(), out, quiet=True)
+    assert "CFR+ (OpenSpiel)" in write_suite_report(out, out / "r3").read_text()
 
 
 def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
@@ -112,6 +117,8 @@ def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
     assert main(["bench", str(bad), "--out", str(tmp_path / "b")]) == 2
     assert "unknown tier 'huge'" in capsys.readouterr().err
     assert main(["bench", "--list"]) == 0 and "quick" in capsys.readouterr().out
+    assert main(["bench", str(suite), "--out", str(tmp_path / "empty"), "--report-only"]) == 2
+    assert "holds no suite that can be reported" in capsys.readouterr().err
 
 
 def test_a_method_may_not_set_what_the_suite_sets():
