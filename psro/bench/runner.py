@@ -109,16 +109,18 @@ def _finished(run: PlannedRun) -> dict | bool | None:
     return outcome if ended else False
 
 
-def _run_one(run: PlannedRun) -> tuple[dict, str | None]:
+def _run_one(run: PlannedRun) -> tuple[dict, str | None, bool]:
     """Run (or resume, or leave as it is when it ended) one planned run: its last row, and
     why it stopped short of its budget (a meta-solver that failed: the run keeps the
     iterations before it, the suite goes on, and the report shows where it stopped). The
-    outcome is recorded beside the run (``seed-N.done.json``), so a later call skips it."""
+    outcome is recorded beside the run (``seed-N.done.json``), so a later call skips it; the
+    third value says whether anything ran."""
     from psro.loop import PSRO
 
     done = _finished(run)
     if done:
-        return checkpoint.load(run.path, networks=False).state.metrics[-1], done.get("error")
+        return (checkpoint.load(run.path, networks=False).state.metrics[-1], done.get("error"),
+                False)
     if done is None:
         psro_run = PSRO(config=run.config, out=run.path)
     else:
@@ -131,37 +133,59 @@ def _run_one(run: PlannedRun) -> tuple[dict, str | None]:
         error, reason = str(err), "meta_solver_failed"
     atomic_write_text(_outcome_path(run), json.dumps(
         {"iteration": last["iteration"], "stop_reason": reason, "error": error}, indent=1))
-    return last, error
+    return last, error, True
 
 
 class SuiteProgress:
-    """The suite's progress lines: which run of how many, the suite's time so far and an
-    estimate of the time left (the remaining runs' budgets), then each run's outcome."""
+    """The suite's progress lines: which run of how many, the suite's time so far and the time
+    left, then each run's outcome. The time left sums, over the remaining runs, how long the
+    runs of the same game and method took in this call (else of the same game, else the run's
+    budget): "about" once such times exist, "at most" (the budgets) before."""
 
     def __init__(self, runs: list[PlannedRun], stream: TextIO | None = None):
         import sys
 
         self.runs, self.stream = runs, stream or sys.stdout
         self.start = time.perf_counter()
+        self.began = self.start
+        self.took: dict[tuple[str, str], list[float]] = {}
+
+    def left(self, k: int) -> tuple[float, bool]:
+        """Seconds the runs from ``k`` on should take, and whether it is measured (not only
+        budgets)."""
+        total, measured = 0.0, False
+        for run in self.runs[k:]:
+            same = self.took.get((run.game.label, run.method.label))
+            game = [t for (g, _), ts in self.took.items() if g == run.game.label for t in ts]
+            seen = same or game
+            measured |= bool(seen)
+            total += min(run.game.time_budget_s, sum(seen) / len(seen)) if seen \
+                else run.game.time_budget_s
+        return total, measured
 
     def starting(self, k: int) -> None:
         """Before run ``k`` (0-based)."""
         from psro.cli.progress import duration
 
-        left = sum(r.game.time_budget_s for r in self.runs[k:])
+        self.began = time.perf_counter()
+        left, measured = self.left(k)
         print(f"[{k + 1}/{len(self.runs)}] {self.runs[k].name}  (suite "
-              f"{duration(time.perf_counter() - self.start)}, at most {duration(left)} left)",
-              file=self.stream, flush=True)
+              f"{duration(self.began - self.start)}, {'about' if measured else 'at most'} "
+              f"{duration(left)} left)", file=self.stream, flush=True)
 
-    def finished(self, k: int, row: dict, extra: str = "") -> None:
-        """After run ``k``, with its last metrics row."""
+    def finished(self, k: int, row: dict, extra: str = "", ran: bool = True) -> None:
+        """After run ``k``, with its last metrics row (``ran``: False where it was skipped)."""
+        run = self.runs[k]
+        if ran:
+            self.took.setdefault((run.game.label, run.method.label), []).append(
+                time.perf_counter() - self.began)
         value = row.get("exploitability")
         shown = "n/a" if value is None else f"{value:.4g}"
         kind = " (lower bound)" if row.get("exploitability_kind") == \
             "approximate_lower_bound" else ""
         print(f"      exploitability {shown}{kind}, iteration {row['iteration']}, "
-              f"{row['wall_time_s']:.1f} s, {row.get('env_steps') or 0:,} env steps{extra}",
-              file=self.stream, flush=True)
+              f"{row['wall_time_s']:.1f} s, {row.get('env_steps') or 0:,} env steps{extra}"
+              f"{'' if ran else ' (finished earlier)'}", file=self.stream, flush=True)
 
 
 def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
@@ -185,14 +209,14 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     for k, run in enumerate(runs):
         if not quiet:
             progress.starting(k)
-        row, stopped = _run_one(run)
+        row, stopped, ran = _run_one(run)
         extra = f"; stopped: {stopped}" if stopped else ""
         if run.game.tier == "large":
             bound = shared_lower_bound(run, _bound_path(run))
             extra += f"; lower bound at {run.game.response_steps:,} steps: " \
                     f"{bound['exploitability']:.4g}"
         if not quiet:
-            progress.finished(k, row, extra)
+            progress.finished(k, row, extra, ran)
         if run.game.tier == "walkable" and last_of_game.get(id(run.game)) == k:
             # beside the game's first-seed runs, so that it shares their machine conditions
             if not quiet:
