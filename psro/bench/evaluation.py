@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 import solvers
+from games.simulation import turn_based
 from psro.backends import make_backend
 from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
@@ -45,14 +46,9 @@ CURVE_KEYS = ("env_steps", "mean_return", "episodes")
 
 def play_game(spec: str):
     """The pyspiel game the toolkit plays for ``spec`` (turn-based where simultaneous)."""
-    import pyspiel
-
     import games
 
-    game = games.load(spec).pyspiel_game
-    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        return pyspiel.convert_to_turn_based(game)
-    return game
+    return turn_based(games.load(spec).pyspiel_game)
 
 
 def _seats(path: Path) -> tuple[list[list], list[np.ndarray], int]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyspiel
 
+from games.simulation import turn_based
 from psro.storage.files import atomic_write_text
 from psro.storage.provenance import provenance
 from psro.storage.text_files import read_json
@@ -28,19 +29,13 @@ VERSION = 1
 """Bumped when the measurement changes, so an old reference file is measured again."""
 
 
-def _turn_based(game: pyspiel.Game) -> pyspiel.Game:
-    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        return pyspiel.convert_to_turn_based(game)
-    return game
-
-
 def exploitability(spec: str, game: pyspiel.Game, policy) -> float:
     """NashConv of an OpenSpiel policy of ``game`` (the game ``spec``, turn-based) over the
-    number of players: by the toolkit's sequence form where the game is sequential (the same
-    numbers as OpenSpiel's ``nash_conv``, 30 times faster on liar's dice), by OpenSpiel's where
-    it was made turn-based."""
+    number of players: by the toolkit's sequence form where ``game`` is ``spec`` itself, a
+    sequential game (the same numbers as OpenSpiel's ``nash_conv``, 30 times faster on liar's
+    dice), by OpenSpiel's where it was made turn-based."""
     if game.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL and \
-            pyspiel.load_game(spec).get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL:
+            game.get_type().short_name != "turn_based_simultaneous_game":
         from psro.evaluation.exploitability import exploitability as toolkit_exploitability
 
         return float(toolkit_exploitability(spec, policy).exploitability)
@@ -49,7 +44,7 @@ def exploitability(spec: str, game: pyspiel.Game, policy) -> float:
 
 def uniform_exploitability(spec: str) -> float:
     """Exploitability of the uniform random policy of the game ``spec``."""
-    game = _turn_based(pyspiel.load_game(spec))
+    game = turn_based(pyspiel.load_game(spec))
     return exploitability(spec, game, pyspiel.UniformRandomPolicy(game))
 
 
@@ -58,7 +53,7 @@ def cfr_plus_curve(spec: str, time_budget_s: float,
     """CFR+ on the game ``spec`` for ``time_budget_s`` seconds of its own iterations (or until
     its exploitability is at or below ``floor``): rows ``{iteration, wall_time_s,
     exploitability}`` at geometrically spaced iterations and at the end."""
-    game = _turn_based(pyspiel.load_game(spec))
+    game = turn_based(pyspiel.load_game(spec))
     solver = pyspiel.CFRPlusSolver(game)
     rows, clock, iteration, due = [], 0.0, 0, 1
     while True:

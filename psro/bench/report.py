@@ -70,9 +70,8 @@ def _read(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _method_labels(out: Path) -> list[str]:
+def _method_labels(suite: dict) -> list[str]:
     """Every method label of the suite, in order of first appearance (one colour each)."""
-    suite = read_json(out / "suite.json")
     return list(dict.fromkeys(m["label"] for g in suite["games"] for m in g["methods"]))
 
 
@@ -110,9 +109,9 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
             np.array([r["exploitability"] for r in rows]))
 
 
-def _walkable(out: Path, game: dict, rows: list, panels: list, by_steps: list) -> None:
+def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list,
+              by_steps: list) -> None:
     budget, curves, stepped = float(game["time_budget_s"]), [], []
-    labels = _method_labels(out)
     for group in _groups(out, game):
         if any(rec.metrics[-1].get("env_steps") for rec in group.records):
             steps = aggregate(group, "env_steps")
@@ -171,30 +170,31 @@ def _measured(group: RunGroup) -> Curve | None:
     return interval(grid, values)
 
 
-def _bounds(out: Path, game: dict, method: dict) -> tuple[list[float], list[float]]:
-    folder = out / slug(game["label"]) / slug(method["label"])
+def _bounds(group: RunGroup | None) -> tuple[list[float], list[float]]:
+    """The shared-budget lower bounds of the group's runs (``seed-N.bound.json`` beside
+    each) and the env steps each run took."""
     values, steps = [], []
-    for path in sorted(folder.glob("seed-*.bound.json")):
-        bound = _read(path)
-        run = path.with_name(path.name[:-len(".bound.json")])
-        if bound is not None and (run / "config.json").exists():
+    for rec in group.records if group is not None else []:
+        bound = _read(rec.path.with_name(f"{rec.path.name}.bound.json"))
+        if bound is not None:
             values.append(float(bound["exploitability"]))
-            steps.append(float(RunRecord(run).metrics[-1].get("env_steps") or 0))
+            steps.append(float(rec.metrics[-1].get("env_steps") or 0))
     return values, steps
 
 
-def _large(out: Path, game: dict, rows: list, panels: list, h2h: list) -> None:
+def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
+           h2h: list) -> None:
     path = out / slug(game["label"]) / "head_to_head.json"
     duel = _read(path)
     curves, groups = [], {g.label: g for g in _groups(out, game)}
     for method in game["methods"]:
-        values, steps = _bounds(out, game, method)
+        values, steps = _bounds(groups.get(method["label"]))
         if not values:
             continue
         curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
         during = _measured(groups[method["label"]]) if method["label"] in groups else None
         curves.append((method["label"], during if during is not None else curve, True,
-                       _style(method["label"], _method_labels(out))))
+                       _style(method["label"], labels)))
         half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
         rows.append(_row(game, method["label"], str(len(values)), (math.nan, math.nan),
                          (float(curve.mean[0]), half), "", float(np.mean(steps)),
@@ -218,6 +218,7 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     target = Path(folder) if folder is not None else out / "report"
     target.mkdir(parents=True, exist_ok=True)
     rows, h2h, lines = [], [], [f"# Suite {suite['name']}", ""]
+    labels = _method_labels(suite)
     if suite.get("description"):
         lines += [suite["description"][0].upper() + suite["description"][1:] + ".", ""]
     for tier, title in (("walkable", "exploitability against wall time"),
@@ -226,9 +227,9 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
         panels, by_steps = [], []
         for game in (g for g in suite["games"] if g["tier"] == tier):
             if tier == "walkable":
-                _walkable(out, game, rows, panels, by_steps)
+                _walkable(out, game, labels, rows, panels, by_steps)
             else:
-                _large(out, game, rows, panels, h2h)
+                _large(out, game, labels, rows, panels, h2h)
         if panels:
             xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
             plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",

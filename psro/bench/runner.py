@@ -83,13 +83,14 @@ def _outcome_path(run: PlannedRun) -> Path:
     return run.path.with_name(f"{run.path.name}.done.json")
 
 
-def _finished(run: PlannedRun) -> dict | bool | None:
-    """The outcome the suite recorded when the run ended (``{"iteration", "stop_reason",
-    "error"}``) where the directory still ends at that iteration; False for a run there that
-    did not end (killed: it is resumed); None for no run there. :class:`RunDirectoryError`
-    for a run of another configuration."""
+def _finished(run: PlannedRun) -> tuple[dict | bool | None, dict | None]:
+    """What the directory holds: the outcome the suite recorded when the run ended
+    (``{"iteration", "stop_reason", "error"}``) where the directory still ends at that
+    iteration, False for a run there that did not end (killed: it is resumed), None for no run
+    there; and the run's last metrics row (None where it has none).
+    :class:`RunDirectoryError` for a run of another configuration."""
     if not (run.path / "config.json").exists():
-        return None
+        return None, None
     saved = checkpoint.load(run.path, networks=False)
     theirs = flatten(saved.config.to_dict())
     differ = sorted(k for k, v in flatten(run.config.to_dict()).items()
@@ -99,28 +100,30 @@ def _finished(run: PlannedRun) -> dict | bool | None:
         raise RunDirectoryError(f"{run.path} holds a run of another configuration "
                                 f"({', '.join(differ)} differ from the suite's); choose "
                                 f"another --out")
+    rows = saved.state.metrics
+    last = rows[-1] if rows else None
     try:
         outcome = read_json(_outcome_path(run))
     except ValueError:  # missing or damaged: the run is continued (it stops at once if done)
-        return False
-    rows = saved.state.metrics
-    ended = isinstance(outcome, dict) and rows and \
-        rows[-1]["iteration"] == outcome.get("iteration")
-    return outcome if ended else False
+        return False, last
+    ended = isinstance(outcome, dict) and last is not None and \
+        last["iteration"] == outcome.get("iteration")
+    return (outcome if ended else False), last
 
 
-def _run_one(run: PlannedRun) -> tuple[dict, str | None, bool]:
-    """Run (or resume, or leave as it is when it ended) one planned run: its last row, and
-    why it stopped short of its budget (a meta-solver that failed: the run keeps the
-    iterations before it, the suite goes on, and the report shows where it stopped). The
-    outcome is recorded beside the run (``seed-N.done.json``), so a later call skips it; the
-    third value says whether anything ran."""
+def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
+             ) -> tuple[dict, str | None, bool]:
+    """Run (or resume, or leave as it is when it ended) one planned run, given what its
+    directory holds (:func:`_finished`): its last row, and why it stopped short of its budget
+    (a meta-solver that failed: the run keeps the iterations before it, the suite goes on, and
+    the report shows where it stopped). The outcome is recorded beside the run
+    (``seed-N.done.json``), so a later call skips it; the third value says whether anything
+    ran."""
     from psro.loop import PSRO
 
-    done = _finished(run)
+    done, last = held
     if done:
-        return (checkpoint.load(run.path, networks=False).state.metrics[-1], done.get("error"),
-                False)
+        return last, done.get("error"), False
     if done is None:
         psro_run = PSRO(config=run.config, out=run.path)
     else:
@@ -129,7 +132,7 @@ def _run_one(run: PlannedRun) -> tuple[dict, str | None, bool]:
     try:
         last, error, reason = psro_run.run()[-1], None, psro_run.stop_reason
     except MetaSolverError as err:
-        last = checkpoint.load(run.path, networks=False).state.metrics[-1]
+        last = psro_run.metrics[-1]  # the last saved iteration, before the failed meta-solve
         error, reason = str(err), "meta_solver_failed"
     atomic_write_text(_outcome_path(run), json.dumps(
         {"iteration": last["iteration"], "stop_reason": reason, "error": error}, indent=1))
@@ -200,8 +203,9 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
         raise ConfigError(f"{', '.join(unknown)} cannot be set for a whole suite; a suite sets "
                           f"backend, workers and ray_address")
     runs = plan(check_suite(suite), out, overrides)
-    for run in runs:  # refuse a folder of another suite before any work
-        _finished(run)
+    # what each directory holds, read once: a folder of another suite is refused before any
+    # work, and only run k writes run k's directory
+    held = [_finished(run) for run in runs]
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "suite.json", json.dumps(_describe(suite), indent=1))
     progress = SuiteProgress(runs, stream)
@@ -209,7 +213,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     for k, run in enumerate(runs):
         if not quiet:
             progress.starting(k)
-        row, stopped, ran = _run_one(run)
+        row, stopped, ran = _run_one(run, held[k])
         extra = f"; stopped: {stopped}" if stopped else ""
         if run.game.tier == "large":
             bound = shared_lower_bound(run, _bound_path(run))

@@ -47,17 +47,23 @@ def read_text(path: str | Path, limit: int = MAX_TEXT_BYTES) -> str:
         raise ValueError("it is not UTF-8 text") from None
 
 
+def _parse(loads, decode_error: type[Exception], kind: str, text: str):
+    """``loads(text)`` with every failure one ``ValueError`` line naming the format ``kind``
+    (syntax, nesting too deep for the parser, integers past Python's conversion limit)."""
+    try:
+        return loads(text)
+    except decode_error as err:
+        raise ValueError(f"it is not valid {kind} ({err})") from None
+    except RecursionError:
+        raise ValueError(f"it is not readable {kind} (nested too deeply)") from None
+    except ValueError as err:
+        raise ValueError(f"it is not readable {kind} ({one_line(err)})") from None
+
+
 def parse_json(text: str) -> object:
     """``json.loads`` whose every failure is one ``ValueError`` line (syntax, nesting too deep
     for the parser, integers past Python's 4,300-digit conversion limit)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"it is not valid JSON ({err})") from None
-    except RecursionError:
-        raise ValueError("it is not readable JSON (nested too deeply)") from None
-    except ValueError as err:
-        raise ValueError(f"it is not readable JSON ({one_line(err)})") from None
+    return _parse(json.loads, json.JSONDecodeError, "JSON", text)
 
 
 def read_json(path: str | Path, limit: int = MAX_TEXT_BYTES) -> object:
@@ -67,12 +73,4 @@ def read_json(path: str | Path, limit: int = MAX_TEXT_BYTES) -> object:
 
 def read_toml(path: str | Path, limit: int = MAX_TEXT_BYTES) -> dict:
     """The table in a TOML file; every failure is one ``ValueError`` line."""
-    text = read_text(path, limit)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"it is not valid TOML ({err})") from None
-    except RecursionError:
-        raise ValueError("it is not readable TOML (nested too deeply)") from None
-    except ValueError as err:
-        raise ValueError(f"it is not readable TOML ({one_line(err)})") from None
+    return _parse(tomllib.loads, tomllib.TOMLDecodeError, "TOML", read_text(path, limit))
