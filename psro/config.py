@@ -23,6 +23,8 @@ DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
 """Most active learners per player of the "pipeline" algorithm (each is a PPO run)."""
+XDO_SOLVERS = ("lp", "cfr")
+"""Restricted-game solvers of the "xdo" algorithm (``xdo_solver``)."""
 MAX_SEED = 2**63 - 1
 """Largest run seed (seeds are 64-bit)."""
 
@@ -42,6 +44,10 @@ class RunConfig:
     """Regret-matching rounds per iteration of the "anytime" algorithm with the "ppo" oracle
     (`psro.algorithms.anytime_rm`): None finds the least exploitable mixture exactly by LP where the
     game is walked, and uses 10 rounds where it is too large to walk."""
+    xdo_solver: str | None = None
+    """Restricted-game solver of the "xdo" algorithm (`psro.algorithms.xdo`): "lp" (the
+    sequence-form LP, two-player zero-sum games only) or "cfr" (warm-started CFR+); None takes
+    "lp" where the game is two-player zero-sum and "cfr" elsewhere."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -115,6 +121,9 @@ class RunConfig:
         check_count("pipeline_width", self.pipeline_width, maximum=MAX_PIPELINE_WIDTH)
         if self.anytime_rounds is not None:
             check_count("anytime_rounds", self.anytime_rounds)
+        if self.xdo_solver is not None and self.xdo_solver not in XDO_SOLVERS:
+            raise ConfigError(f"xdo_solver must be one of {', '.join(XDO_SOLVERS)}; got "
+                              f"{self.xdo_solver!r}")
         check_count("seed", self.seed, minimum=0, maximum=MAX_SEED)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)

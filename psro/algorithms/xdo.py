@@ -4,30 +4,42 @@ The restricted game is the full game tree in which, at each information set, a p
 take only the actions some best response of its population takes there with positive
 probability (the lowest legal action where none does yet). Its equilibrium is a behavioural
 policy that can mix at every information set, so it can be far less exploitable than any
-mixture of the population. Each iteration:
+mixture of the population. Iteration 0 holds the uniform policy only, so the first best
+responses answer uniform play (as the XDO authors' code starts) and act at every information
+set; then each iteration:
 
 1. the oracle trains one best response per player against the other player's restricted-game
    equilibrium (a table, which the PPO oracle plays as a tabular opponent);
 2. the restricted game grows by the actions the new best responses take;
-3. its equilibrium is solved exactly by the sequence-form LP (HiGHS), one LP per player:
-   ``max v_0`` over the player's realization plan ``x`` (restricted sequences only) and the
-   opponent's dual ``v``, subject to ``G_q v <= M_p^T x`` on the opponent's restricted
-   sequences and ``G_p^T x = e_0``;
+3. its equilibrium is solved by the ``xdo_solver``:
+
+   - ``"lp"`` (two-player zero-sum games; the default there): exactly, by one sequence-form
+     LP (HiGHS): ``max v_0`` over player 0's realization plan ``x`` (restricted sequences
+     only) and player 1's dual ``v``, subject to ``G_1 v <= M_0^T x`` on player 1's restricted
+     sequences and ``G_0^T x = e_0``; the multipliers of those inequality constraints are
+     player 1's equilibrium realization plan (LP duality), so one LP gives both players;
+   - ``"cfr"`` (any game; the default with more players or general-sum payoffs): CFR+
+     (:class:`psro.extensive_form.restricted_cfr.RestrictedCFR`) until the restricted game's
+     NashConv is at or below a tolerance that starts at ``CFR_START`` times the largest
+     return and halves whenever the full game's NashConv falls below it (the XDO authors'
+     schedule), down to ``CFR_FLOOR``. In two-player zero-sum games it is warm-started: each
+     restricted game continues from the previous one's regrets (its average restarts); a
+     resumed run rebuilds those regrets by replaying the earlier solves. Elsewhere each
+     restricted game is solved from scratch;
+
 4. the equilibrium joins each population as a member (so run directories, resume, reports and
    ``load_run(dir).meta_policy()`` treat it as any member) and the meta-strategy puts all its
    weight on it; exploitability measures it exactly.
 
 The run stops (stop reason ``restricted_game_complete``) when no new best response adds an
-action: the restricted equilibrium is then an equilibrium of the full game.
+action (with CFR+, only once its tolerance is at its floor: else the next iteration solves the
+same restricted game more tightly): the restricted equilibrium is then an equilibrium of the
+full game. Each row records ``restricted_actions``, the (information set, action) pairs the
+restricted game allows.
 
-Games with more than two players or not zero-sum: step 3 is CFR+ instead
-(:mod:`psro.extensive_form.restricted_cfr`), run until the restricted game's NashConv is at or below
-a tolerance that starts at ``CFR_START`` times the largest return and halves whenever the full
-game's NashConv falls below it (the XDO authors' schedule), down to ``CFR_FLOOR``; the run stops
-only once the tolerance is at its floor. CFR+ is a no-regret method: in n-player or general-sum
-games its average profile carries no equilibrium guarantee, and neither does XDO (three-player Kuhn
-poker converges, NashConv 5e-4 at iteration 13; on ``sheriff`` it cycles between NashConv 6 and 9).
-Games small enough to walk.
+CFR+ is a no-regret method: in n-player or general-sum games its average profile carries no
+equilibrium guarantee, and neither does XDO (three-player Kuhn poker converges; on ``sheriff``
+NashConv reaches 2e-4). Games small enough to walk.
 """
 
 from __future__ import annotations
@@ -38,9 +50,9 @@ from scipy.optimize import linprog
 
 from psro.algorithms.base import Algorithm, AlgorithmEntry
 from psro.context import GameContext
-from psro.errors import MetaSolverError
+from psro.errors import ConfigError, MetaSolverError
 from psro.extensive_form.policies import TabularPolicy
-from psro.extensive_form.restricted_cfr import behaviour, solve_restricted
+from psro.extensive_form.restricted_cfr import RestrictedCFR, behaviour
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
 from psro.oracles.spec import Target, plain_targets
 from psro.state import RunState
@@ -74,13 +86,26 @@ class XDOAlgorithm(Algorithm):
 
     name = "xdo"
 
-    def __init__(self, tree: SequenceFormGame, zero_sum: bool = True):
+    def __init__(self, tree: SequenceFormGame, zero_sum: bool = True, solver: str | None = None):
         self.tree = tree
-        self.exact = tree.num_players == 2 and zero_sum
-        """Restricted equilibrium by the LP (two-player zero-sum) or by CFR+."""
-        if self.exact:
+        two_player_zero_sum = tree.num_players == 2 and zero_sum
+        self.solver = solver or ("lp" if two_player_zero_sum else "cfr")
+        """The restricted game's solver: ``"lp"`` (exact) or ``"cfr"`` (warm-started CFR+)."""
+        if self.solver == "lp" and not two_player_zero_sum:
+            raise ConfigError(f"xdo_solver 'lp' needs a two-player zero-sum game; "
+                              f"{tree.name!r} has {tree.num_players} players"
+                              f"{'' if zero_sum else ' and is not zero-sum'}; use 'cfr'")
+        if self.solver == "lp":
             self._dual = [dual_matrix(tree, q) for q in range(2)]
-            self._payoff = [payoff_matrix(tree, p, 1 - p, p) for p in range(2)]
+            self._payoff = payoff_matrix(tree, 0, 1, 0)
+        self.cfr = RestrictedCFR(tree)
+        """CFR+'s state, carried from one restricted game to the next (``"cfr"``)."""
+        self.warm = two_player_zero_sum
+        """Whether CFR+ continues from the previous restricted game's regrets: in two-player
+        zero-sum games, where CFR+ converges (liar's dice: exploitability 1e-3 in 20 s warm);
+        elsewhere each restricted game is solved from scratch (warm regrets carry the cycling
+        of a general-sum game: on ``sheriff`` NashConv stayed above 1e-3 for 30 s warm and
+        reached it in 8 s from scratch)."""
 
     def allowed(self, player: int, members: list) -> np.ndarray:
         """Boolean (num_infosets, num_actions): the restricted game's actions of ``player``
@@ -95,22 +120,48 @@ class XDOAlgorithm(Algorithm):
         return allowed
 
     def expand(self, state: RunState) -> list[TabularPolicy]:
-        """The restricted game's equilibrium, one new member per player."""
+        """The restricted game's equilibrium, one new member per player (none at iteration 0:
+        the first best responses answer the uniform policy, as the XDO authors start)."""
+        if state.iteration < 1:
+            return []
         n = self.tree.num_players
         allowed = [self.allowed(p, state.populations[p]) for p in range(n)]
         extra: dict = {}
-        if self.exact:
-            policies = [self._equilibrium(p, allowed) for p in range(n)]
+        if self.solver == "lp":
+            policies = self._equilibrium(allowed)
         else:
             tolerance = cfr_tolerance(state.metrics, self.scale)
-            solution = solve_restricted(self.tree, allowed, tolerance)
+            if not self.warm:
+                self.cfr = RestrictedCFR(self.tree)
+            solution = self.cfr.solve(allowed, tolerance)
             policies = solution.policies
             extra = {"cfr_tolerance": tolerance, "cfr_iterations": solution.iterations,
-                     "restricted_nash_conv": solution.nash_conv}
+                     "restricted_nash_conv": solution.nash_conv, "cfr_warm": self.warm}
         return [TabularPolicy(p, policies[p], name=f"xdo_nash_p{p}_it{state.iteration}",
                               metadata={"iteration": state.iteration, "oracle": EQUILIBRIUM,
                                         **extra})
                 for p in range(n)]
+
+    def restore(self, state: RunState) -> None:
+        """On a resumed run, rebuild CFR+'s warm state by replaying every earlier restricted
+        game for the iterations it ran (bit for bit what the uninterrupted run holds)."""
+        if self.solver != "cfr":
+            return
+        solved = [m for m in state.populations[0] if m.metadata.get("oracle") == EQUILIBRIUM]
+        self.warm = self.warm and all(m.metadata.get("cfr_warm") for m in solved)
+        if not self.warm:
+            return
+        for member in solved:
+            k = member.metadata["iteration"]
+            allowed = [self.allowed(p, [m for m in pop if m.metadata.get("iteration", 0) <= k])
+                       for p, pop in enumerate(state.populations)]
+            self.cfr.replay(allowed, int(member.metadata["cfr_iterations"]))
+
+    def metrics(self, state: RunState) -> dict:
+        """``restricted_actions``: the (information set, action) pairs the restricted game
+        allows, summed over the players (the full game's count once it is complete)."""
+        return {"restricted_actions": int(sum(self.allowed(p, pop).sum()
+                                              for p, pop in enumerate(state.populations)))}
 
     @property
     def scale(self) -> float:
@@ -123,25 +174,30 @@ class XDOAlgorithm(Algorithm):
         ok[1:] = allowed[info.seq_infoset[1:], info.seq_action[1:]]
         return ok
 
-    def _equilibrium(self, p: int, allowed: list[np.ndarray]) -> np.ndarray:
-        q = 1 - p
-        mine, theirs = self._sequences(p, allowed[p]), self._sequences(q, allowed[q])
-        s_p, dual = len(mine), self._dual[q]
+    def _equilibrium(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
+        """Both players' restricted equilibrium from one LP: player 0's maximin realization
+        plan ``x`` is its solution, and player 1's plan is the LP's dual (the multipliers of
+        the constraints ``G_1 v <= M_0^T x``, one per restricted sequence of player 1)."""
+        mine, theirs = self._sequences(0, allowed[0]), self._sequences(1, allowed[1])
+        s_0, dual = len(mine), self._dual[1]
         rows = np.flatnonzero(theirs)
-        a_ub = sp.hstack([-self._payoff[p].T.tocsr()[rows], dual[rows]]).tocsr()
-        flow = self._dual[p].T.tocsr()
+        a_ub = sp.hstack([-self._payoff.T.tocsr()[rows], dual[rows]]).tocsr()
+        flow = self._dual[0].T.tocsr()
         a_eq = sp.hstack([flow, sp.csr_matrix((flow.shape[0], dual.shape[1]))]).tocsr()
         b_eq = np.zeros(flow.shape[0])
         b_eq[0] = 1.0
-        cost = np.zeros(s_p + dual.shape[1])
-        cost[s_p] = -1.0  # maximise v_0, p's guaranteed value in the restricted game
+        cost = np.zeros(s_0 + dual.shape[1])
+        cost[s_0] = -1.0  # maximise v_0, player 0's guaranteed value in the restricted game
         bounds = [(0, None) if ok else (0, 0) for ok in mine] + [(None, None)] * dual.shape[1]
         result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=a_eq, b_eq=b_eq,
                          bounds=bounds, method="highs")
         if result.status != 0:
-            raise MetaSolverError(f"xdo: the restricted-game LP of player {p} failed "
-                                  f"({result.message}); the previous iteration is kept")
-        return behaviour(self.tree, p, np.maximum(result.x[:s_p], 0.0), allowed[p])
+            raise MetaSolverError(f"xdo: the restricted-game LP failed ({result.message}); "
+                                  f"the previous iteration is kept")
+        plan_1 = np.zeros(len(theirs))
+        plan_1[rows] = np.maximum(-result.ineqlin.marginals, 0.0)
+        return [behaviour(self.tree, 0, np.maximum(result.x[:s_0], 0.0), allowed[0]),
+                behaviour(self.tree, 1, plan_1, allowed[1])]
 
     def meta(self, state: RunState) -> list[np.ndarray]:
         """All the weight on each player's newest member, the restricted equilibrium."""
@@ -162,7 +218,8 @@ class XDOAlgorithm(Algorithm):
         same restricted game more tightly)."""
         if state.iteration < 1:
             return None
-        if not self.exact and cfr_tolerance(state.metrics, self.scale) > CFR_FLOOR * self.scale:
+        if self.solver == "cfr" and \
+                cfr_tolerance(state.metrics, self.scale) > CFR_FLOOR * self.scale:
             return None
         for p, pop in enumerate(state.populations):
             older = [m for m in pop if m.metadata.get("iteration", 0) < state.iteration]
@@ -173,10 +230,11 @@ class XDOAlgorithm(Algorithm):
 
 def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:
     """The registry's factory: the walked tree is its restricted game."""
-    return XDOAlgorithm(context.require_tree(NEEDS_TREE), zero_sum=context.game.zero_sum)
+    return XDOAlgorithm(context.require_tree(NEEDS_TREE), zero_sum=context.game.zero_sum,
+                        solver=context.config.xdo_solver)
 
 
 NEEDS_TREE = "algorithm 'xdo' (its restricted game is the walked tree)"
 ENTRY = AlgorithmEntry(_xdo, meta_solver=None, default_meta_solver=None,
                        why="it puts all the meta-weight on its restricted game's equilibrium",
-                       needs_tree=lambda config: NEEDS_TREE)
+                       settings=("xdo_solver",), needs_tree=lambda config: NEEDS_TREE)

@@ -77,6 +77,8 @@ EXACT = {"oracle": "exact"}
 PSRO = Method("psro", {**EXACT, "algorithm": "psro", "meta_solver": "nash"})
 ANYTIME = Method("anytime", {**EXACT, "algorithm": "anytime"})
 XDO = Method("xdo", {**EXACT, "algorithm": "xdo"})
+XDO_CFR = Method("xdo, cfr", {**EXACT, "algorithm": "xdo", "xdo_solver": "cfr"})
+"""XDO with its restricted games solved by warm-started CFR+ instead of the LP."""
 PSRO_PPO = Method("psro (PPO)", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash"})
 STOCHASTIC = {"greedy": False, "entropy_coef": 0.1, "warm_start": True}
 SELF_PLAY = Method("self-play", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "latest",
@@ -88,7 +90,7 @@ FICTITIOUS = Method("fictitious self-play", {"oracle": "ppo", "algorithm": "psro
 PSRO_LARGE = Method("psro", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash",
                              "ppo": {"greedy": False}})
 
-TWO_PLAYER_ZERO_SUM = (PSRO, ANYTIME, XDO)
+TWO_PLAYER_ZERO_SUM = (PSRO, ANYTIME, XDO, XDO_CFR)
 WALKABLE = (
     ("kuhn_poker", "Kuhn", TWO_PLAYER_ZERO_SUM, 10),
     ("leduc_poker", "Leduc", (*TWO_PLAYER_ZERO_SUM, PSRO_PPO), 120),
@@ -97,10 +99,10 @@ WALKABLE = (
      TWO_PLAYER_ZERO_SUM, 60),
     ("kuhn_poker(players=3)", "Kuhn, 3 players",
      (Method("psro, prd", {**EXACT, "algorithm": "psro", "meta_solver": "prd"}),
-      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"})), 30),
+      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"}), XDO), 30),
     ("sheriff", "Sheriff (general-sum)",
      (Method("psro, nash", {**EXACT, "algorithm": "psro", "meta_solver": "nash"}),
-      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"})), 30),
+      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"}), XDO), 30),
 )
 LARGE = (
     ("phantom_ttt(obstype=reveal-nothing)", "Phantom TTT"),

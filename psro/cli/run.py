@@ -21,7 +21,7 @@ def _overrides(args) -> dict:
     return {
         "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
         "pipeline_width": args.pipeline_width, "anytime_rounds": args.anytime_rounds,
-        "meta_solver": args.meta_solver,
+        "xdo_solver": args.xdo_solver, "meta_solver": args.meta_solver,
         "meta_solver_options": options(args.meta_solver_option, "--meta-solver-option"),
         "oracle_options": options(args.oracle_option, "--oracle-option"),
         "ppo": options(args.ppo, "--ppo"), "iterations": args.iterations, "seed": args.seed,
@@ -46,7 +46,7 @@ def cmd_run(args) -> int:
             raise CliError("--resume needs --out DIR, the run directory to continue")
         fixed = {"--game": args.game, "--algorithm": args.algorithm, "--oracle": args.oracle,
                  "--pipeline-width": args.pipeline_width,
-                 "--anytime-rounds": args.anytime_rounds,
+                 "--anytime-rounds": args.anytime_rounds, "--xdo-solver": args.xdo_solver,
                  "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
@@ -102,6 +102,9 @@ def _variant_arguments(run) -> None:
     run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with --oracle "
                      "ppo: regret-matching rounds per iteration (default: exact LP where the "
                      "game is walked, 10 where it is too large)")
+    run.add_argument("--xdo-solver", choices=("lp", "cfr"), help="--algorithm xdo: the "
+                     "restricted game's solver, lp (sequence-form LP; default in two-player "
+                     "zero-sum games) or cfr (warm-started CFR+; default elsewhere)")
 
 
 def add_parser(sub) -> None:

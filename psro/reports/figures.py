@@ -111,10 +111,15 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
         axes[k // cols, k % cols].set_visible(False)
     fig.suptitle(title, fontsize=11)
     if below:
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", fontsize=7, ncol=min(3, entries),
-                   bbox_to_anchor=(0.5, 0.0))
-        fig.subplots_adjust(bottom=0.12 + 0.035 * -(-entries // 3))
+        legend: dict[str, object] = {}  # every panel's entries, once each, in order of first use
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                legend.setdefault(label, handle)
+        columns = min(4, len(legend))
+        fig.legend(list(legend.values()), list(legend), loc="lower center", fontsize=7,
+                   ncol=columns, bbox_to_anchor=(0.5, 0.0))
+        fig.subplots_adjust(bottom=0.08 + 0.035 * -(-len(legend) // columns), hspace=0.45,
+                            top=0.9)
     save_figure(fig, path, formats, tight=not below)
     return fig
 

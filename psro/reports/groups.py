@@ -36,7 +36,10 @@ NOT_METHOD = ("seed", "iterations", "time_budget_s", "target_exploitability",
 X_AXES = {"iteration": "iteration", "wall_time_s": "wall time (s)",
           "env_steps": "environment steps"}
 POINTS = 200
-"""Points of an aggregated curve on a continuous axis (wall time, environment steps)."""
+"""Points of an aggregated curve on a continuous axis (wall time, environment steps), evenly
+and log-spaced each, where the runs have more than ``MAX_OWN_POINTS`` points of their own."""
+MAX_OWN_POINTS = 2000
+"""Up to this many distinct points, a curve is evaluated at the runs' own points."""
 EXACT_FLOOR = 1e-10
 """Exploitability below this is float noise around an exact equilibrium: drawn at this floor
 and written as ``< 1e-10`` in reports."""
@@ -235,11 +238,25 @@ def aggregate(group: RunGroup, x_key: str, y_key: str = "exploitability") -> Cur
     if x_key == "iteration":
         grid = np.arange(start, end + 1)
     elif end > start:
-        grid = np.linspace(start, end, POINTS)
+        grid = _time_grid(series, start, end)
     else:
         grid = np.array([end])
     values = np.stack([y[np.searchsorted(x, grid, side="right") - 1] for x, y in series])
     return interval(grid, values)
+
+
+def _time_grid(series: list, start: float, end: float) -> np.ndarray:
+    """Where a wall-time or env-step curve is evaluated: the runs' own points in
+    ``[start, end]`` where they are at most ``MAX_OWN_POINTS`` (the steps are then exact), else
+    ``POINTS`` evenly spaced and ``POINTS`` log-spaced ones (so that a log axis keeps the early
+    part of the curve)."""
+    own = np.unique(np.concatenate([x[(x >= start) & (x <= end)] for x, _ in series]))
+    if len(own) <= MAX_OWN_POINTS:
+        return own
+    spaced = [np.linspace(start, end, POINTS)]
+    if start > 0:
+        spaced.append(np.geomspace(start, end, POINTS))
+    return np.unique(np.concatenate(spaced))
 
 
 def interval(grid: np.ndarray, values: np.ndarray) -> Curve:

@@ -15,6 +15,7 @@ import psro
 import solvers
 from psro.algorithms.rectified import RectifiedAlgorithm
 from psro.cli import main
+from psro.errors import ConfigError
 from psro.evaluation.exact import PlanStack
 
 
@@ -101,8 +102,7 @@ def test_xdo_with_the_ppo_oracle_plays_the_equilibrium_as_a_table(tmp_path):
                      ppo={"env_steps": 2000}, out=tmp_path / "a").run(iterations=2)
     run = psro.load_run(tmp_path / "a")
     kinds = [m.metadata.get("oracle") for m in run.population[1]]
-    assert kinds == ["uniform", "xdo_restricted_nash", "ppo", "xdo_restricted_nash", "ppo",
-                     "xdo_restricted_nash"]
+    assert kinds == ["uniform", "ppo", "xdo_restricted_nash", "ppo", "xdo_restricted_nash"]
     again = psro.PSRO("kuhn_poker", "ppo", algorithm="xdo", seed=2,
                       ppo={"env_steps": 2000}).run(iterations=2)
     assert numbers(again) == numbers(rows)
@@ -352,6 +352,66 @@ def test_xdo_on_three_player_kuhn_uses_cfr_and_converges():
     assert newest["oracle"] == "xdo_restricted_nash" and newest["cfr_iterations"] > 0
     theirs = os_exploitability.nash_conv(run.tree.game, run.meta_policy())
     assert theirs == pytest.approx(rows[-1]["nash_conv"], abs=1e-9)
+
+
+def test_xdo_first_best_responses_answer_the_uniform_policy():
+    """As the XDO authors start: iteration 1's responses are best responses to uniform random
+    play (OpenSpiel's value), not to a restricted game of lowest legal actions."""
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    run = psro.PSRO("liars_dice(dice_sides=3)", algorithm="xdo")
+    run.run(iterations=1)
+    uniform = os_policy.UniformRandomPolicy(run.tree.game)
+    for p in range(2):
+        theirs = os_exploitability.best_response(run.tree.game, uniform, p)
+        response = run.population[p][1]
+        assert response.metadata["oracle"] == "exact"
+        assert response.metadata["br_value"] == pytest.approx(theirs["best_response_value"],
+                                                              abs=1e-12)
+    assert run.metrics[0]["exploitability"] == pytest.approx(
+        os_exploitability.exploitability(run.tree.game, uniform), abs=1e-12)
+
+
+def test_xdo_lp_gives_both_players_an_equilibrium_from_one_lp():
+    """With every action allowed, player 0's LP solution and its dual are a Nash equilibrium
+    of Leduc (OpenSpiel's NashConv) worth the game's value to player 0."""
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    from psro.algorithms.xdo import XDOAlgorithm
+
+    run = psro.PSRO("leduc_poker")
+    tree = run.tree
+    allowed = [np.array([[a in legal for a in range(tree.num_actions)] for legal in
+                         tree.players[p].legal]) for p in range(2)]
+    policies = XDOAlgorithm(tree)._equilibrium(allowed)
+    members = [[psro.extensive_form.policies.TabularPolicy(p, policies[p])] for p in range(2)]
+    policy = psro.extensive_form.policies.MetaPolicy(tree, members, [np.ones(1), np.ones(1)])
+    assert os_exploitability.nash_conv(tree.game, policy) < 1e-9
+    plans = [tree.realization_plan(p, policies[p]) for p in range(2)]
+    assert tree.expected_returns(plans)[0] == pytest.approx(-0.0856064, abs=1e-6)
+
+
+def test_xdo_with_warm_cfr_converges_and_resumes_to_identical_numbers(tmp_path):
+    full = psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver="cfr").run(iterations=16)
+    assert full[-1]["exploitability"] < 1e-3
+    assert full[-1]["restricted_actions"] > full[1]["restricted_actions"]
+    psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver="cfr",
+              out=tmp_path / "r").run(iterations=4)
+    resumed = psro.PSRO.resume(tmp_path / "r").run(iterations=16)
+    assert numbers(resumed) == numbers(full)
+    newest = psro.load_run(tmp_path / "r").population[1][-1].metadata
+    assert newest["cfr_warm"] is True and newest["cfr_iterations"] > 0
+
+
+def test_xdo_solver_refusals():
+    with pytest.raises(ConfigError, match="xdo_solver 'lp' needs a two-player zero-sum game"):
+        psro.PSRO("kuhn_poker(players=3)", algorithm="xdo", xdo_solver="lp")
+    with pytest.raises(ConfigError, match="xdo_solver has no effect in this run: it is a "
+                                          "setting of algorithm 'xdo'"):
+        psro.PSRO("kuhn_poker", xdo_solver="cfr")
+    with pytest.raises(ConfigError, match="xdo_solver must be one of lp, cfr; got 'simplex'"):
+        psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver="simplex")
 
 
 PIPELINE = {"game": "kuhn_poker", "oracle": "ppo", "algorithm": "pipeline", "seed": 2,
