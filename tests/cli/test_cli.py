@@ -25,14 +25,16 @@ def test_run_resume_and_progress(tmp_path, capsys):
     assert lines[0] == "backend local: tasks run in this process"  # where the work runs
     assert lines[1] == "runs until iteration 3"
     assert lines[2].startswith("seed 0 has no effect: this configuration is deterministic")
-    assert lines[3].split() == ["iter", "pop", "time", "left", "exploit", "best", "steps",
+    assert lines[3].startswith("hint: on two-player zero-sum games small enough to walk, "
+                               "--algorithm xdo")
+    assert lines[4].split() == ["iter", "pop", "time", "left", "exploit", "best", "steps",
                                 "steps/s", "BR/exact"]
-    rows = lines[4:8]
+    rows = lines[5:9]
     assert [r.split()[0] for r in rows] == ["0/3", "1/3", "2/3", "3/3"]
-    assert len({len(r) for r in lines[3:8]}) == 1  # fixed width: the columns never shift
+    assert len({len(r) for r in lines[4:9]}) == 1  # fixed width: the columns never shift
     assert rows[1].split()[4] == "4.167e-01" and rows[1].split()[8] == "1.00"  # 5/12
     assert all("\r" not in r and "\x1b" not in r for r in lines)  # plain lines in a log
-    assert lines[8].startswith("done (iterations): iteration 3")
+    assert lines[9].startswith("done (iterations): iteration 3")
     assert main(["run", "--resume", "--out", str(out), "--iterations", "9",
                  "--backend", "processes", "--workers", "2"]) == 0
     text = capsys.readouterr().out
@@ -44,6 +46,21 @@ def test_run_resume_and_progress(tmp_path, capsys):
                                                          "--out", str(out)])
     assert "unknown backend" in _error_line(capsys, ["run", "--resume", "--out", str(out),
                                                      "--backend", "cluster"])
+
+
+def test_the_xdo_hint_is_printed_only_for_psro_on_walked_two_player_zero_sum_games(tmp_path,
+                                                                                  capsys):
+    def hinted(*argv):
+        assert main(["run", "--iterations", "1", "--out", str(tmp_path / "h"), "--overwrite",
+                     *argv]) == 0
+        return [line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("hint: ")]
+
+    assert "needs far fewer PPO best responses" in hinted(
+        "--game", "kuhn_poker", "--oracle", "ppo", "--ppo", "env_steps=500")[0]
+    assert hinted("--game", "kuhn_poker", "--algorithm", "xdo") == []
+    assert hinted("--game", "kuhn_poker(players=3)", "--meta-solver", "prd") == []
+    assert hinted("--game", "rps") == []  # a matrix game: walked, but nothing to restrict
 
 
 def test_a_time_budget_alone_runs_until_the_budget(tmp_path, capsys):

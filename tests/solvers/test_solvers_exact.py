@@ -69,6 +69,23 @@ def test_zero_sum_badly_scaled(scale):
     assert v == pytest.approx(x @ A @ y)
 
 
+def test_zero_sum_table_where_constraint_generation_ends_off_is_solved_within_tolerance():
+    """A 163 x 163 payoff table of goofspiel 5 (PSRO, exact oracle) on which constraint
+    generation ended at NashConv 2.3e-9 > 1e-9 and stopped the run; the value is checked
+    against an LP written here (scipy's HiGHS on the textbook maximin formulation)."""
+    from conftest import DATA
+    from scipy.optimize import linprog
+
+    A = np.load(DATA / "goofspiel5_psro_table_163.npz")["A"]
+    x, y, value = solvers.zero_sum_nash(A)
+    assert nash_conv([A, -A], [x, y]) <= 1e-9 * np.abs(A).max()
+    n, m = A.shape  # max v s.t. x^T A >= v, sum x = 1, x >= 0
+    lp = linprog(np.r_[np.zeros(n), -1.0], A_ub=np.c_[-A.T, np.ones(m)], b_ub=np.zeros(m),
+                 A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0],
+                 bounds=[(0, None)] * n + [(None, None)], method="highs")
+    assert value == pytest.approx(-lp.fun, abs=1e-8)
+
+
 def test_matching_pennies_lemke_howson():
     x, y = solvers.nash([MATCHING_PENNIES, -MATCHING_PENNIES], method="lemke_howson")
     np.testing.assert_allclose(x, [0.5, 0.5], atol=1e-12)
