@@ -3,7 +3,8 @@ exploitability, writing, beside raw pyspiel playouts of the same game in the sam
 
     python experiments/bench_ppo_profile.py --game leduc_poker --iterations 4
     python experiments/bench_ppo_profile.py --game "phantom_ttt(obstype=reveal-nothing)" \\
-        --iterations 3 --ppo env_steps=30000 --ppo greedy=false
+        --iterations 2 --ppo greedy=false --monte-carlo tolerance=0.05 \\
+        --monte-carlo max_episodes=2048
 
 The run is profiled with cProfile on the local backend (every part in this process, so every
 part is seen; the processes backend runs the same code in workers). Iterations 0 (the uniform
@@ -64,10 +65,11 @@ def _own(stats: pstats.Stats, marker: str) -> float:
                if file == "~" and marker in func)
 
 
-def profile(game: str, iterations: int, ppo: dict, seed: int) -> dict:
+def profile(game: str, iterations: int, ppo: dict, seed: int, monte_carlo: dict) -> dict:
     """Profile ``iterations`` PPO iterations of ``psro`` (Nash) on ``game``; parts in seconds."""
     with tempfile.TemporaryDirectory() as out:
-        run = psro.PSRO(game, "ppo", ppo=ppo, seed=seed, out=Path(out) / "run")
+        extra = {"monte_carlo": monte_carlo} if monte_carlo else {}
+        run = psro.PSRO(game, "ppo", ppo=ppo, seed=seed, out=Path(out) / "run", **extra)
         run.step()  # iteration 0: uniform members, not profiled
         run.step()  # iteration 1, not profiled: its first PPO run imports torch's optimiser
         # machinery (torch._dynamo, about 3 s, once per process)
@@ -95,12 +97,15 @@ def main() -> None:
     parser.add_argument("--game", action="append", help="game string (repeatable)")
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--ppo", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--monte-carlo", action="append", default=[], metavar="KEY=VALUE",
+                        help="Monte Carlo payoff options (games too large to walk)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     ppo = options(args.ppo, "--ppo")
     for game in args.game or ["leduc_poker"]:
         raw = random_playout_rate(load(game).pyspiel_game, seconds=3.0)
-        result = profile(game, args.iterations, ppo, args.seed)
+        result = profile(game, args.iterations, ppo, args.seed,
+                         options(args.monte_carlo, "--monte-carlo"))
         total = result["total"]
         print(f"\n{game}: {args.iterations} iterations in {total:.1f} s, "
               f"{result['env_steps']:,} env steps")

@@ -158,7 +158,7 @@ def variant_hint(run) -> str | None:
     if config.oracle == "ppo":
         return ("hint: on two-player zero-sum games small enough to walk, --algorithm xdo "
                 "needs far fewer PPO best responses (Leduc: exploitability 0.002 after 140 s "
-                "with default options; psro 0.29 after 30 minutes); see docs/variants/xdo.md")
+                "with default options; psro 0.23 after 10 minutes); see docs/variants/xdo.md")
     return ("hint: on two-player zero-sum games small enough to walk, --algorithm xdo reaches "
             "an exact equilibrium fastest (exploitability 1e-3: Leduc 0.22 s, psro 32 s; liar's "
             "dice 13 s with --xdo-solver cfr); see docs/variants/xdo.md")

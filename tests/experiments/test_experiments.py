@@ -32,3 +32,18 @@ def test_experiment_smoke(module, figure, extra, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "exploitability" in out
     sys.modules.pop(module, None)
+
+
+def test_ppo_profile_accounts_for_the_iterations_and_their_env_steps():
+    """The profile's parts are disjoint shares of the profiled iterations, and its env steps
+    are the budget the config sets (2 iterations x 2 players x 600 steps, each best response
+    finishing the episodes its 16 games are in: at most 3 more steps a game in Kuhn)."""
+    mod = importlib.import_module("bench_ppo_profile")
+    result = mod.profile("kuhn_poker", 2, {"env_steps": 600, "steps_per_update": 128,
+                                           "num_envs": 16}, seed=0, monte_carlo={})
+    parts, total = result["parts"], result["total"]
+    assert 2 * 2 * 600 <= result["env_steps"] <= 2 * 2 * (600 + 16 * 3)
+    assert parts["rollouts"] > 0 and parts["PPO updates"] > 0 and parts["tabularisation"] > 0
+    assert sum(parts.values()) <= total * 1.01
+    assert 0 < result["engine"] < parts["rollouts"] + parts["tabularisation"] + 0.1 * total
+    sys.modules.pop("bench_ppo_profile", None)
