@@ -80,6 +80,7 @@ XDO = Method("xdo", {**EXACT, "algorithm": "xdo"})
 XDO_CFR = Method("xdo, cfr", {**EXACT, "algorithm": "xdo", "xdo_solver": "cfr"})
 """XDO with its restricted games solved by warm-started CFR+ instead of the LP."""
 PSRO_PPO = Method("psro (PPO)", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash"})
+XDO_PPO = Method("xdo (PPO)", {"oracle": "ppo", "algorithm": "xdo"})
 STOCHASTIC = {"greedy": False, "entropy_coef": 0.1, "warm_start": True}
 SELF_PLAY = Method("self-play", {"oracle": "ppo", "algorithm": "psro", "meta_solver": "latest",
                                  "ppo": STOCHASTIC})
@@ -93,7 +94,7 @@ PSRO_LARGE = Method("psro", {"oracle": "ppo", "algorithm": "psro", "meta_solver"
 TWO_PLAYER_ZERO_SUM = (PSRO, ANYTIME, XDO, XDO_CFR)
 WALKABLE = (
     ("kuhn_poker", "Kuhn", TWO_PLAYER_ZERO_SUM, 10),
-    ("leduc_poker", "Leduc", (*TWO_PLAYER_ZERO_SUM, PSRO_PPO), 120),
+    ("leduc_poker", "Leduc", (*TWO_PLAYER_ZERO_SUM, PSRO_PPO, XDO_PPO), 120),
     ("liars_dice", "Liar's dice", TWO_PLAYER_ZERO_SUM, 120),
     ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", "Goofspiel 5",
      TWO_PLAYER_ZERO_SUM, 60),

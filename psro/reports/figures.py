@@ -88,7 +88,9 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
     scale (wall times that span decades); ``linear_y`` a linear y axis from 0 without the
     exact floor (lower bounds, where 0 means that no gain was found, not an equilibrium).
     Returns the figure."""
-    from matplotlib.ticker import MaxNLocator
+    import textwrap
+
+    from matplotlib.ticker import MaxNLocator, NullFormatter
 
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
@@ -105,11 +107,12 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if log_x:
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels overlap
         if not below:
             ax.legend(fontsize=7)
     for k in range(len(panels), rows * cols):
         axes[k // cols, k % cols].set_visible(False)
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle("\n".join(textwrap.wrap(title, int(10 * 5.2 * cols))), fontsize=11)
     if below:
         legend: dict[str, object] = {}  # every panel's entries, once each, in order of first use
         for ax in axes.flat:
