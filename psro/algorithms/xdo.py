@@ -98,7 +98,7 @@ class XDOAlgorithm(Algorithm):
         if self.solver == "lp":
             self._dual = [dual_matrix(tree, q) for q in range(2)]
             self._payoff = payoff_matrix(tree, 0, 1, 0)
-        self.cfr = RestrictedCFR(tree)
+        self.cfr = RestrictedCFR(tree) if self.solver == "cfr" else None
         """CFR+'s state, carried from one restricted game to the next (``"cfr"``)."""
         self.warm = two_player_zero_sum
         """Whether CFR+ continues from the previous restricted game's regrets: in two-player

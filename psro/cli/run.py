@@ -102,7 +102,9 @@ def _variant_arguments(run) -> None:
     run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with --oracle "
                      "ppo: regret-matching rounds per iteration (default: exact LP where the "
                      "game is walked, 10 where it is too large)")
-    run.add_argument("--xdo-solver", choices=("lp", "cfr"), help="--algorithm xdo: the "
+    from psro.config import XDO_SOLVERS
+
+    run.add_argument("--xdo-solver", choices=XDO_SOLVERS, help="--algorithm xdo: the "
                      "restricted game's solver, lp (sequence-form LP; default in two-player "
                      "zero-sum games) or cfr (warm-started CFR+; default elsewhere)")
 

@@ -159,11 +159,8 @@ class RestrictedCFR:
         ``EARLY_CHECKS`` when it continues from earlier iterations) is at or
         below ``tolerance``, or ``max_iterations`` more iterations ran. The solution's
         ``iterations`` counts this call's iterations."""
-        allowed = [a.copy() for a in allowed]
-        self._forget_disallowed(allowed)
         warm = self.total > 0
-        self._restart_average()
-        probs = [_matched(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
+        probs = self._start(allowed)
         average, nash_conv, done = self.average(allowed), np.inf, 0
         while done < max_iterations:
             self._iterate(allowed, probs)
@@ -179,20 +176,17 @@ class RestrictedCFR:
     def replay(self, allowed: list[np.ndarray], iterations: int) -> None:
         """Run exactly ``iterations`` iterations on ``allowed`` without measuring: what
         :meth:`solve` did when it ran that many (a resumed run's rebuild)."""
-        allowed = [a.copy() for a in allowed]
-        self._forget_disallowed(allowed)
-        self._restart_average()
-        probs = [_matched(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
+        probs = self._start(allowed)
         for _ in range(iterations):
             self._iterate(allowed, probs)
 
-    def _restart_average(self) -> None:
+    def _start(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
+        """Begin a call on ``allowed``: regrets of actions it does not allow are zeroed, the
+        average restarts, and the first iterate is regret matching on the kept regrets."""
+        self.regrets = [np.where(ok, r, 0.0) for r, ok in zip(self.regrets, allowed, strict=True)]
         self.t = 0
         self.plan_sums = [np.zeros_like(plan) for plan in self.plan_sums]
-
-    def _forget_disallowed(self, allowed: list[np.ndarray]) -> None:
-        for p, ok in enumerate(allowed):
-            self.regrets[p] = np.where(ok, self.regrets[p], 0.0)
+        return [_matched(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
 
 
 def solve_restricted(tree: SequenceFormGame, allowed: list[np.ndarray], tolerance: float,
