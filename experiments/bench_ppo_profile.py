@@ -87,7 +87,7 @@ def profile(game: str, iterations: int, ppo: dict, seed: int, monte_carlo: dict)
     stats = pstats.Stats(profiler)
     parts = {label: _cumulative(stats, where, name) for label, where, name in PARTS}
     engine = _own(stats, "pyspiel")
-    torch_s = _own(stats, "torch") + _own(stats, "run_backward")
+    torch_s = _own(stats, "torch")  # the backward pass is torch._C._EngineBase.run_backward
     return {"total": total, "parts": parts, "engine": engine, "torch": torch_s,
             "env_steps": steps, "collect_rate": steps / max(parts["rollouts"], 1e-9)}
 
