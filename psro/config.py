@@ -36,8 +36,8 @@ class RunConfig:
     game: str = "kuhn_poker"
     """OpenSpiel game string or catalogue name (`psro games`)."""
     algorithm: str = "psro"
-    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified", "xdo", "jpsro" or
-    "pipeline"."""
+    """PSRO variant (`psro.algorithms`): "psro", "anytime", "rectified", "xdo", "jpsro",
+    "pipeline" or "diverse"."""
     pipeline_width: int = 2
     """Active learners per player of the "pipeline" algorithm."""
     anytime_rounds: int | None = None
@@ -48,6 +48,9 @@ class RunConfig:
     """Restricted-game solver of the "xdo" algorithm (`psro.algorithms.xdo`): "lp" (the
     sequence-form LP, two-player zero-sum games only) or "cfr" (warm-started CFR+); None takes
     "lp" where the game is two-player zero-sum and "cfr" elsewhere."""
+    diversity: float | None = None
+    """Weight of the diversity term in the best responses' objective of the "diverse" algorithm
+    (Diverse PSRO, `psro.algorithms.diverse`); None takes 1.0."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -124,6 +127,7 @@ class RunConfig:
         if self.xdo_solver is not None and self.xdo_solver not in XDO_SOLVERS:
             raise ConfigError(f"xdo_solver must be one of {', '.join(XDO_SOLVERS)}; got "
                               f"{self.xdo_solver!r}")
+        check_positive("diversity", self.diversity)
         check_count("seed", self.seed, minimum=0, maximum=MAX_SEED)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)

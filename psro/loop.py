@@ -25,7 +25,7 @@ from psro.build import Parts, build_parts
 from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
 from psro.extensive_form.policies import MetaPolicy
-from psro.payoffs import response_gains
+from psro.payoffs import population_diversity, response_gains, utility_scale
 from psro.state import RunState
 from psro.storage import checkpoint
 from psro.storage.provenance import differences, provenance
@@ -181,6 +181,8 @@ class PSRO:
         during = getattr(self.evaluator, "during", None)
         measured.update((during(state, self.backend) if during else None) or {})
         measured.update(self.parts.algorithm.metrics(state))
+        measured.update(population_diversity(
+            state.table, utility_scale(self.parts.context.game.pyspiel_game)))
         timings["exploitability_s"] = time.perf_counter() - t
         timings["write_s"] = self._write_s
         row = {"iteration": state.iteration,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers.diversity import population_diversity as per_player
+
 
 class PayoffTable:
     """Payoffs of every profile of population members; only new entries are ever evaluated."""
@@ -122,3 +124,21 @@ def response_gains(table: PayoffTable, before: list[np.ndarray],
         base = float(np.dot(values[:len(before[p])], before[p]))
         gains.append(float(max(values[k] for k in joined[p])) - base)
     return gains
+
+
+def utility_scale(game) -> float:
+    """The largest absolute payoff of a pyspiel game (1 where both bounds are 0): the unit in
+    which :func:`population_diversity` measures payoff rows."""
+    return max(abs(game.max_utility()), abs(game.min_utility())) or 1.0
+
+
+def population_diversity(table: PayoffTable, scale: float) -> dict:
+    """Each player's population diversity in ``table``, as metrics-row columns
+    ``diversity_p{p}``: the expected cardinality of the DPP over the player's members' payoff
+    rows divided by ``scale`` (:func:`solvers.population_diversity`; between 0 and the number
+    of members). None where the table holds entries that were not estimated."""
+    n = table.num_players
+    if table.values.size == 0 or not np.all(np.isfinite(table.values)):
+        return {f"diversity_p{p}": None for p in range(n)}
+    values = per_player(table.as_game(), scale)
+    return {f"diversity_p{p}": value for p, value in enumerate(values)}

@@ -20,6 +20,12 @@ from solvers.correlated import (
     correlated_equilibrium,
     correlated_gains,
 )
+from solvers.diversity import (
+    cardinality_gradient,
+    expected_cardinality,
+    population_diversity,
+    population_rows,
+)
 from solvers.errors import OptionError, PayoffError, SolverError, ToolkitError
 from solvers.heuristics import latest, latest_mix, pfsp, rectified, uniform
 from solvers.iterative import (
@@ -53,15 +59,14 @@ from solvers.validation import as_mixtures, as_payoffs, constant_sum
 from solvers.zero_sum import ZERO_SUM_RTOL, ZeroSumSolution, zero_sum_nash
 
 __all__ = [
-    "AlphaRank", "CE_RTOL", "CorrelatedEquilibrium", "NASH_RTOL", "NashAveraging",
-    "OptionError", "PayoffError", "SolverError", "ToolkitError", "ZERO_SUM_RTOL",
-    "ZeroSumSolution", "action_values",
-    "alpharank", "as_mixtures", "as_payoffs", "coarse_correlated_equilibrium", "constant_sum",
-    "correlated_equilibrium", "correlated_gains", "deviation_gains", "elo_ratings",
-    "equilibria", "expected_payoffs", "exploitability", "fictitious_play", "get", "get_joint",
-    "joint_names", "latest", "latest_mix", "lemke_howson", "marginals", "names", "nash",
-    "nash_averaging", "nash_conv", "options",
-    "pfsp", "product_joint", "projected_replicator_dynamics", "rectified", "regret_matching",
-    "reads_payoffs", "register", "register_joint",
+    "AlphaRank", "CE_RTOL", "CorrelatedEquilibrium", "NASH_RTOL", "NashAveraging", "OptionError",
+    "PayoffError", "SolverError", "ToolkitError", "ZERO_SUM_RTOL", "ZeroSumSolution",
+    "action_values", "alpharank", "as_mixtures", "as_payoffs", "cardinality_gradient",
+    "coarse_correlated_equilibrium", "constant_sum", "correlated_equilibrium", "correlated_gains",
+    "deviation_gains", "elo_ratings", "equilibria", "expected_cardinality", "expected_payoffs",
+    "exploitability", "fictitious_play", "get", "get_joint", "joint_names", "latest", "latest_mix",
+    "lemke_howson", "marginals", "names", "nash", "nash_averaging", "nash_conv", "options", "pfsp",
+    "population_diversity", "population_rows", "product_joint", "projected_replicator_dynamics",
+    "reads_payoffs", "rectified", "register", "register_joint", "regret_matching",
     "replicator_dynamics", "uniform", "zero_sum_nash",
 ]

@@ -30,13 +30,15 @@ Built in:
 - ``xdo``: extensive-form double oracle, :mod:`psro.algorithms.xdo`.
 - ``jpsro``: joint PSRO for n-player general-sum games, :mod:`psro.algorithms.jpsro`.
 - ``pipeline``: pipeline PSRO, K PPO learners per player at once, :mod:`psro.algorithms.pipeline`.
+- ``diverse``: Diverse PSRO, best responses that also diversify their population,
+  :mod:`psro.algorithms.diverse`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from psro.algorithms import anytime, jpsro, pipeline, rectified, xdo
+from psro.algorithms import anytime, diverse, jpsro, pipeline, rectified, xdo
 from psro.algorithms.base import SUPPORT_TOL, Algorithm, AlgorithmEntry, PSROAlgorithm
 from psro.context import GameContext
 from psro.errors import ConfigError
@@ -47,12 +49,13 @@ def _psro(context: GameContext, meta_solver: Callable) -> PSROAlgorithm:
     return PSROAlgorithm(meta_solver, context.config.meta_solver)
 
 
-ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds", "xdo_solver")
+ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds", "xdo_solver", "diversity")
 """RunConfig fields that only some algorithms read (each declares which, in ``settings``)."""
 
 ALGORITHMS: dict[str, AlgorithmEntry] = {
     "psro": AlgorithmEntry(_psro), "anytime": anytime.ENTRY, "rectified": rectified.ENTRY,
     "xdo": xdo.ENTRY, "jpsro": jpsro.ENTRY, "pipeline": pipeline.ENTRY,
+    "diverse": diverse.ENTRY,
 }
 """The algorithms by name."""
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyspiel
 
+import games
 from games.simulation import turn_based
 from psro.storage.files import atomic_write_text
 from psro.storage.provenance import provenance
@@ -44,7 +45,7 @@ def exploitability(spec: str, game: pyspiel.Game, policy) -> float:
 
 def uniform_exploitability(spec: str) -> float:
     """Exploitability of the uniform random policy of the game ``spec``."""
-    game = turn_based(pyspiel.load_game(spec))
+    game = turn_based(games.load(spec).pyspiel_game)
     return exploitability(spec, game, pyspiel.UniformRandomPolicy(game))
 
 
@@ -53,7 +54,7 @@ def cfr_plus_curve(spec: str, time_budget_s: float,
     """CFR+ on the game ``spec`` for ``time_budget_s`` seconds of its own iterations (or until
     its exploitability is at or below ``floor``): rows ``{iteration, wall_time_s,
     exploitability}`` at geometrically spaced iterations and at the end."""
-    game = turn_based(pyspiel.load_game(spec))
+    game = turn_based(games.load(spec).pyspiel_game)
     solver = pyspiel.CFRPlusSolver(game)
     rows, clock, iteration, due = [], 0.0, 0, 1
     while True:

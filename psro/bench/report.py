@@ -110,9 +110,12 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list,
-              by_steps: list) -> None:
-    budget, curves, stepped = float(game["time_budget_s"]), [], []
+              by_steps: list, diversity: list) -> None:
+    budget, curves, stepped, diverse = float(game["time_budget_s"]), [], [], []
     for group in _groups(out, game):
+        spread = aggregate(group, "iteration", "diversity_p0")
+        if spread is not None:
+            diverse.append((group.label, spread, False, _style(group.label, labels)))
         if any(rec.metrics[-1].get("env_steps") for rec in group.records):
             steps = aggregate(group, "env_steps")
             if steps is not None:
@@ -143,6 +146,8 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         panels.append((game["label"], curves))
     if stepped:
         by_steps.append((game["label"], stepped))
+    if diverse:
+        diversity.append((game["label"], diverse))
 
 
 def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
@@ -206,6 +211,36 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
                 f"{p['half_width']:.3f} | {len(p['seeds'])} |" for p in duel["pairs"]]
 
 
+def _tier(out: Path, suite: dict, tier: str, title: str, labels: list[str], rows: list,
+          h2h: list, target: Path) -> list[str]:
+    """One tier's figures (exploitability; against env steps and population diversity for the
+    walkable tier), its table rows added to ``rows`` and head-to-head lines to ``h2h``; returns
+    its Markdown lines."""
+    lines, panels, by_steps, diversity = [], [], [], []
+    for game in (g for g in suite["games"] if g["tier"] == tier):
+        if tier == "walkable":
+            _walkable(out, game, labels, rows, panels, by_steps, diversity)
+        else:
+            _large(out, game, labels, rows, panels, h2h)
+    if panels:
+        xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
+        plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",
+                    target / f"{tier}.png", log_x=tier == "walkable",
+                    linear_y=tier == "large")
+        lines += [f"## {tier.capitalize()} tier", "", f"![{tier} tier]({tier}.png)", ""]
+    if by_steps:
+        plot_panels(by_steps, "environment steps", "exploitability",
+                    "walkable tier, trained oracles: exploitability against environment "
+                    "steps", target / "walkable_steps.png", log_x=True)
+        lines += ["![walkable tier, trained oracles](walkable_steps.png)", ""]
+    if diversity:
+        plot_panels(diversity, "iteration", "diversity (player 0)", "Population diversity: "
+                    "DPP expected cardinality of player 0's payoff rows",
+                    target / "diversity.png", integer_x=True, linear_y=True)
+        lines += ["![population diversity](diversity.png)", ""]
+    return lines
+
+
 def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Path:
     """Write the report of the suite run in ``out`` (see the module docstring) into
     ``folder`` (default ``out/report``); returns the path of ``report.md``."""
@@ -224,23 +259,7 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     for tier, title in (("walkable", "exploitability against wall time"),
                         ("large", "approximate exploitability (lower bound) at a shared "
                                   "best-response budget")):
-        panels, by_steps = [], []
-        for game in (g for g in suite["games"] if g["tier"] == tier):
-            if tier == "walkable":
-                _walkable(out, game, labels, rows, panels, by_steps)
-            else:
-                _large(out, game, labels, rows, panels, h2h)
-        if panels:
-            xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
-            plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",
-                        target / f"{tier}.png", log_x=tier == "walkable",
-                        linear_y=tier == "large")
-            lines += [f"## {tier.capitalize()} tier", "", f"![{tier} tier]({tier}.png)", ""]
-        if by_steps:
-            plot_panels(by_steps, "environment steps", "exploitability",
-                        "walkable tier, trained oracles: exploitability against environment "
-                        "steps", target / "walkable_steps.png", log_x=True)
-            lines += ["![walkable tier, trained oracles](walkable_steps.png)", ""]
+        lines += _tier(out, suite, tier, title, labels, rows, h2h, target)
     lines += ["## Results", "", "| game | method | seeds | at 1/4 budget | at the end | "
               "env steps | time to threshold (runs that reached it) | Elo |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]

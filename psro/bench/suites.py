@@ -7,8 +7,9 @@ its budget (seconds of run time, and environment steps for trained oracles) and 
 (:class:`Method`: a label and the :class:`psro.RunConfig` settings that make it). Every
 (game, method, seed) is an ordinary run directory.
 
-Built-in suites (:data:`SUITES`): ``walkable``, ``large``, ``full`` (both tiers) and
-``quick`` (every game of both, small budgets, one seed: a few minutes on 2 cores). A suite can
+Built-in suites (:data:`SUITES`): ``walkable``, ``large``, ``full`` (both tiers),
+``quick`` (every game of both, small budgets, one seed: a few minutes on 2 cores) and
+``diversity`` (Diverse PSRO beside PSRO, :mod:`psro.algorithms.diverse`). A suite can
 also be read from a TOML file (:func:`read_suite`), in the same shape.
 """
 
@@ -136,6 +137,30 @@ def _large(seconds: float, env_steps: int, response_steps: int, every: int,
                  for game, label in LARGE)
 
 
+DIVERSE = Method("diverse", {**EXACT, "algorithm": "diverse"})
+DIVERSE_PPO = Method("diverse (PPO)", {"oracle": "ppo", "algorithm": "diverse"})
+CYCLIC = (("spinning_top(n=200)", "Spinning top 200", 10),
+          ("disc(n=100)", "Disc game 100", 10),
+          ("blotto(coins=10,fields=5)", "Blotto 10 coins 5 fields", 60))
+BANDIT_PPO = {"env_steps": 20_000}
+"""PPO best responses in normal-form games: one decision an episode, 20,000 env steps."""
+
+
+def _diversity(scale: float = 1.0) -> tuple[SuiteGame, ...]:
+    """Diverse PSRO beside plain PSRO: the cyclic catalogue games with the exact oracle and
+    with the PPO oracle, and Leduc with the PPO oracle."""
+    made = []
+    for game, label, seconds in CYCLIC:
+        made.append(SuiteGame(game, label + " (exact)", "walkable", (PSRO, DIVERSE),
+                              seconds * scale))
+        made.append(SuiteGame(game, label + " (PPO)", "walkable", tuple(
+            replace(m, settings={**m.settings, "ppo": BANDIT_PPO})
+            for m in (PSRO_PPO, DIVERSE_PPO)), min(2 * seconds, 60) * scale))
+    made.append(SuiteGame("leduc_poker", "Leduc (PPO)", "walkable", (PSRO_PPO, DIVERSE_PPO),
+                          120 * scale))
+    return tuple(made)
+
+
 QUICK_MC = {"min_episodes": 64, "max_episodes": 256, "tolerance": 0.1}
 SUITES: dict[str, Suite] = {
     "walkable": Suite("walkable", _walkable(), description="games small enough to walk: exact "
@@ -149,6 +174,8 @@ SUITES: dict[str, Suite] = {
 }
 SUITES["full"] = Suite("full", SUITES["walkable"].games + SUITES["large"].games,
                        description="both tiers")
+SUITES["diversity"] = Suite("diversity", _diversity(), description="Diverse PSRO beside PSRO "
+                            "on the cyclic games (exact and PPO oracles) and on Leduc (PPO)")
 
 
 def get_suite(name: str) -> Suite:

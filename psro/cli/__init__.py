@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from psro.cli import bench, exploitability, games, report, run, solve
+from psro.cli import bench, exploitability, games, judge, report, run, solve
 from psro.cli.common import EXIT_USAGE, CliError
 from psro.cli.run import check_positive
 
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``psro`` argument parser: one subcommand per module of this package."""
     parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (run, report, solve, exploitability, games, bench):
+    for command in (run, report, solve, exploitability, games, bench, judge):
         command.add_parser(sub)
     return parser
 

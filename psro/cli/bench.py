@@ -37,8 +37,8 @@ def cmd_bench(args) -> int:
 def add_parser(sub) -> None:
     """The ``bench`` subcommand's arguments."""
     bench = sub.add_parser("bench", help="run a benchmark suite (resumable) and report it")
-    bench.add_argument("suite", nargs="?", help="quick, walkable, large, full, or a suite "
-                                                "TOML file")
+    bench.add_argument("suite", nargs="?", help="quick, walkable, large, full, diversity, or "
+                                                "a suite TOML file")
     bench.add_argument("--out", help="the suite's folder: a run directory per (game, method, "
                                      "seed), references, head-to-head results, report/")
     bench.add_argument("--seeds", type=int, help="run seeds 0..N-1 instead of the suite's")

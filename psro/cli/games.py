@@ -13,6 +13,9 @@ def cmd_games(args) -> int:
     for name, entry in CATALOG.items():
         params = ", ".join(f"{k}={v}" for k, v in entry.defaults.items())
         print(f"  {name:20s} {entry.summary}" + (f"  [{params}]" if params else ""))
+    print("\nThe toolkit's own OpenSpiel games:")
+    print("  debate               two debaters reveal pixels of a digit to a judge "
+          "(games.debate)  [images=0, reveals=6, size=8, protocol=honest, judge_seed=0]")
     names = sorted(pyspiel.registered_names())
     print(f"\nOpenSpiel games ({len(names)} registered; any game string works, parameters "
           f"included, e.g. goofspiel(num_cards=4)):")

@@ -21,7 +21,8 @@ def _overrides(args) -> dict:
     return {
         "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
         "pipeline_width": args.pipeline_width, "anytime_rounds": args.anytime_rounds,
-        "xdo_solver": args.xdo_solver, "meta_solver": args.meta_solver,
+        "xdo_solver": args.xdo_solver, "diversity": args.diversity,
+        "meta_solver": args.meta_solver,
         "meta_solver_options": options(args.meta_solver_option, "--meta-solver-option"),
         "oracle_options": options(args.oracle_option, "--oracle-option"),
         "ppo": options(args.ppo, "--ppo"), "iterations": args.iterations, "seed": args.seed,
@@ -47,7 +48,7 @@ def cmd_run(args) -> int:
         fixed = {"--game": args.game, "--algorithm": args.algorithm, "--oracle": args.oracle,
                  "--pipeline-width": args.pipeline_width,
                  "--anytime-rounds": args.anytime_rounds, "--xdo-solver": args.xdo_solver,
-                 "--meta-solver": args.meta_solver,
+                 "--diversity": args.diversity, "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
                  "--config": args.config, "--tensorboard": args.tensorboard or None,
@@ -96,7 +97,7 @@ def check_positive(flag: str, value) -> None:
 def _variant_arguments(run) -> None:
     """``psro run``'s flags that pick the PSRO variant."""
     run.add_argument("--algorithm", help="PSRO variant: psro (default), anytime, rectified, "
-                                         "xdo, jpsro, pipeline")
+                                         "xdo, jpsro, pipeline, diverse")
     run.add_argument("--pipeline-width", type=int, help="--algorithm pipeline: active "
                                                         "learners per player (default 2)")
     run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with --oracle "
@@ -107,6 +108,9 @@ def _variant_arguments(run) -> None:
     run.add_argument("--xdo-solver", choices=XDO_SOLVERS, help="--algorithm xdo: the "
                      "restricted game's solver, lp (sequence-form LP; default in two-player "
                      "zero-sum games) or cfr (warm-started CFR+; default elsewhere)")
+    run.add_argument("--diversity", type=float, metavar="WEIGHT", help="--algorithm diverse: "
+                     "weight of the population-diversity term in each best response's "
+                     "objective (default 1.0)")
 
 
 def add_parser(sub) -> None:

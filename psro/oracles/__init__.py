@@ -32,6 +32,7 @@ from psro.oracles.exact import ExactOracle
 from psro.oracles.ppo import PPOOracle
 from psro.oracles.spec import (
     SCRATCH,
+    DiversityTerm,
     Oracle,
     Response,
     RoundHook,
@@ -53,6 +54,8 @@ CAPABILITIES = {
                "(targeted_tasks and targeted_responses)",
     "correlated": "trains against correlated opponents (a joint distribution)",
     "exact": "computes exact best responses (so a run may stop once none improves)",
+    "diversity": "weighs a population-diversity term in its best responses' objective "
+                 "(Target.diversity)",
 }
 """What an oracle may declare it can do, in words (algorithms declare what they need)."""
 
@@ -81,10 +84,10 @@ def _ppo(context: GameContext) -> Oracle:
 
 _ORACLES: dict[str, OracleEntry] = {
     "exact": OracleEntry(_exact, settings=(),
-                         capabilities=frozenset({"targets", "correlated", "exact"})),
+                         capabilities=frozenset({"targets", "correlated", "exact", "diversity"})),
     "ppo": OracleEntry(_ppo, turn_based=True, settings=("ppo", "seed"),
                        capabilities=frozenset({"targets", "trains", "round_hook",
-                                               "correlated"})),
+                                               "correlated", "diversity"})),
 }
 
 
@@ -122,6 +125,6 @@ def get(name: str) -> OracleEntry:
     return _ORACLES[name]
 
 
-__all__ = ["CAPABILITIES", "Oracle", "OracleEntry", "OracleFactory", "Response", "RoundHook",
-           "SCRATCH", "Target", "TargetedOracle", "get", "names", "plain_targets", "register",
-           "target_responses", "target_tasks", "targeted"]
+__all__ = ["CAPABILITIES", "DiversityTerm", "Oracle", "OracleEntry", "OracleFactory", "Response",
+           "RoundHook", "SCRATCH", "Target", "TargetedOracle", "get", "names", "plain_targets",
+           "register", "target_responses", "target_tasks", "targeted"]

@@ -12,7 +12,7 @@ from psro.evaluation.exact import PlanStack
 from psro.extensive_form.members import Keys
 from psro.extensive_form.policies import TabularPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.oracles.spec import Response, Target, TargetedOracle
+from psro.oracles.spec import DiversityTerm, Response, Target, TargetedOracle
 
 
 def exact_best_response(tree: SequenceFormGame, player: int,
@@ -29,16 +29,37 @@ def correlated_best_response(tree: SequenceFormGame, player: int,
     return tree.best_response_to_reach(player, reach)
 
 
+def diverse_best_response(candidate_rows: np.ndarray, mixture: np.ndarray,
+                          term: DiversityTerm) -> tuple[np.ndarray, float]:
+    """A pure task: Diverse PSRO's best response in a normal-form game, the pure strategy
+    whose payoff row (``candidate_rows[a]``: its payoffs against each opponent member) scores
+    highest on ``term``'s objective (ties to the lowest), as one-hot action probabilities of
+    shape (1, num_strategies), and its expected payoff against ``mixture``."""
+    scores = [term.value(row, mixture) for row in candidate_rows]
+    best = int(np.argmax(scores))
+    probs = np.zeros((1, len(candidate_rows)))
+    probs[0, best] = 1.0
+    return probs, float(np.dot(mixture, candidate_rows[best]))
+
+
 class ExactOracle(TargetedOracle):
     """Exact, deterministic tabular best responses, one per target, against the other
     players' meta-policy (or, for a target with a ``joint``, against their correlated
-    profiles). Needs the walked tree."""
+    profiles). Needs the walked tree.
+
+    A target with a ``diversity`` term (Diverse PSRO) is answered on two-player normal-form
+    games only (``payoffs``: the game's payoff arrays), by scoring every pure strategy on the
+    term's objective (:func:`diverse_best_response`); in an extensive-form game the best
+    response is a backward pass that cannot weigh a term of the whole population's payoff rows
+    (``diverse`` refuses the pair before a run starts)."""
 
     name = "exact"
 
-    def __init__(self, tree: SequenceFormGame):
+    def __init__(self, tree: SequenceFormGame, payoffs: list[np.ndarray] | None = None):
         self.tree = tree
         self.stack = PlanStack(tree)
+        self.payoffs = payoffs
+
 
     @classmethod
     def build(cls, context: GameContext) -> ExactOracle:
@@ -46,13 +67,16 @@ class ExactOracle(TargetedOracle):
         if context.config.oracle_options:
             raise ConfigError(f"the exact oracle takes no options; got "
                               f"{', '.join(context.config.oracle_options)}")
-        return cls(context.require_tree("the exact oracle"))
+        return cls(context.require_tree("the exact oracle"), context.game.payoffs)
 
     def targeted_tasks(self, iteration: int, populations: list[list],
                        targets: list[Target]) -> list[Task]:
         """One exact best-response task per target."""
         tasks = []
         for target in targets:
+            if target.diversity is not None:
+                tasks.append(self._diverse_task(populations, target))
+                continue
             if target.joint is not None:
                 reach = self.stack.correlated_reach(populations, target.player, target.joint)
                 reach = reach / np.asarray(target.joint, float).sum()
@@ -61,6 +85,18 @@ class ExactOracle(TargetedOracle):
             mixed = self.stack.mixed(populations, list(target.mixtures))
             tasks.append(Task(exact_best_response, (self.tree, target.player, mixed)))
         return tasks
+
+    def _diverse_task(self, populations: list[list], target: Target) -> Task:
+        if self.payoffs is None or len(self.payoffs) != 2:
+            raise ConfigError("the exact oracle weighs a diversity term only in two-player "
+                              "normal-form games; use the ppo oracle")
+        p = target.player
+        q = 1 - p
+        own = np.moveaxis(np.asarray(self.payoffs[p], float), p, 0)  # (own, opponent)
+        opponents = np.stack([m.probs[0] for m in populations[q]])  # (members, strategies)
+        rows = own @ opponents.T  # candidate a against member j
+        return Task(diverse_best_response, (rows, np.asarray(target.mixtures[q], float),
+                                            target.diversity))
 
     def targeted_responses(self, iteration: int, targets: list[Target],
                            results: list) -> list[Response]:

@@ -90,7 +90,8 @@ class PPOOracle(TargetedOracle):
                 dataclasses.replace(self.config, env_steps=target.budget)
             joint = None if target.joint is None else joint_profiles(target.joint, p)
             training = Training(self.game, p, actors, list(target.mixtures), config,
-                                derive_seed(*keys), previous, {"iteration": iteration}, joint)
+                                derive_seed(*keys), previous, {"iteration": iteration}, joint,
+                                diversity=target.diversity)
             tasks.append(Task(ppo_best_response, (training, target.round_hook)))
         return tasks
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from psro.backends.base import Task
 from psro.errors import ConfigError
+from solvers.diversity import cardinality_gradient
 
 
 @dataclass
@@ -56,6 +57,38 @@ class RoundHook:
 
 
 @dataclass(frozen=True)
+class DiversityTerm:
+    """A population-diversity term in a best response's objective (Diverse PSRO,
+    :mod:`psro.algorithms.diverse`): the response of ``player`` maximises
+
+        ``sum_j w_j r_j / scale + weight * E|Y|([rows; r] / scale)``
+
+    where ``r_j`` is its expected return against opponent member j, ``w`` the opponents'
+    meta-strategy, ``rows`` (shape ``(K_player, K_opponent)``) the payoff rows of the player's
+    current members against the opponent's members (the payoff table), and ``E|Y|`` the
+    expected cardinality of the DPP on payoff rows (:func:`solvers.expected_cardinality`).
+    ``scale`` is the game's largest absolute payoff. Two-player games."""
+
+    weight: float
+    rows: np.ndarray
+    scale: float
+
+    def value(self, row: np.ndarray, mixture: np.ndarray) -> float:
+        """The objective of a response whose payoff row is ``row`` (shape ``(K_opponent,)``)."""
+        cardinality, _ = cardinality_gradient(self.rows, row, self.scale)
+        return float(np.dot(mixture, row) / self.scale + self.weight * cardinality)
+
+    def weights(self, row: np.ndarray, mixture: np.ndarray) -> np.ndarray:
+        """The objective's gradient with respect to the response's returns against each
+        opponent member, times ``scale``: ``c_j = w_j + weight * scale * dE|Y|/dr_j`` at
+        ``row``. A policy gradient of ``sum_j c_j r_j / scale`` is the objective's gradient
+        there (``c_j`` may be negative: losing to some members can make the population more
+        diverse)."""
+        _, gradient = cardinality_gradient(self.rows, row, self.scale)
+        return np.asarray(mixture, float) + self.weight * self.scale * gradient
+
+
+@dataclass(frozen=True)
 class Target:
     """One best response to train: ``player``'s, against the other players' members weighted
     by ``mixtures`` (entry ``player`` is ignored). ``tag`` tells apart several targets of one
@@ -80,6 +113,9 @@ class Target:
     round_hook: RoundHook | None = field(default=None, compare=False)
     """For oracles that declare ``"round_hook"``: train in rounds, letting the hook change the
     other player's weights between them (anytime PSRO by regret matching)."""
+    diversity: DiversityTerm | None = field(default=None, compare=False)
+    """For oracles that declare ``"diversity"``: a population-diversity term added to the best
+    response's objective (Diverse PSRO)."""
 
 
 SCRATCH = "scratch"
@@ -99,7 +135,7 @@ def targeted(oracle) -> bool:
 def _plain_mixtures(targets: list[Target]) -> list[np.ndarray] | None:
     if [t.player for t in targets] != list(range(len(targets))) or \
             any(t.tag or t.joint is not None or t.start is not None or t.budget is not None
-                or t.round_hook is not None for t in targets):
+                or t.round_hook is not None or t.diversity is not None for t in targets):
         return None
     first = targets[0].mixtures
     if any(any(not np.array_equal(a, b) for a, b in zip(t.mixtures, first, strict=True))

@@ -170,8 +170,9 @@ def _write(run_groups: list, out: Path, formats: tuple[str, ...],
 
 
 def _panels(run_groups: list, x_key: str, y_key: str = "exploitability",
-            per_player: bool = False) -> list[tuple[str, list]]:
-    """Per game, the curves of its groups (one per group, or one per group and player)."""
+            per_player: str = "") -> list[tuple[str, list]]:
+    """Per game, the curves of its groups: one per group, or with ``per_player`` (a column
+    prefix such as ``"gain_p"``) one per group and player."""
     panels = []
     for game in dict.fromkeys(g.game for g in run_groups):
         curves = []
@@ -179,12 +180,13 @@ def _panels(run_groups: list, x_key: str, y_key: str = "exploitability",
             if x_key == "env_steps" and not any(r.get("env_steps") for rec in g.records
                                                 for r in rec.metrics):
                 continue  # no environment steps (an exact oracle): nothing on this axis
-            keys = sorted(k for k in g.records[0].metrics[0] if k.startswith("gain_p")) \
+            keys = sorted(k for k in g.records[0].metrics[0] if k.startswith(per_player)) \
                 if per_player else [y_key]
             for key in keys:
                 curve = groups.aggregate(g, x_key, key)
                 if curve is not None:
-                    label = f"{g.label}: player {key[6:]}" if per_player else g.label
+                    label = f"{g.label}: player {key[len(per_player):]}" if per_player \
+                        else g.label
                     curves.append((label + _runs_text(g), curve,
                                    report_markdown.approximate(g)))
         if curves:
@@ -222,12 +224,18 @@ def _draw_group_figures(run_groups: list, out: Path, formats: tuple[str, ...]) -
                             f"Exploitability by {title}", out / f"exploitability_{x_key}.png",
                             formats, integer_x=x_key == "iteration")
         shown.append((f"Exploitability by {title}", f"exploitability_{x_key}.png"))
-    gains = _panels(run_groups, "iteration", per_player=True)
+    gains = _panels(run_groups, "iteration", per_player="gain_p")
     if gains:
         figures.plot_panels(gains, "iteration", "best-response gain", "Per-player "
                             "best-response gains (NashConv terms)", out / "gains.png", formats,
                             integer_x=True)
         shown.append(("Per-player best-response gains (NashConv terms)", "gains.png"))
+    diversity = _panels(run_groups, "iteration", per_player="diversity_p")
+    if diversity:
+        title = "Population diversity (DPP expected cardinality of the payoff rows)"
+        figures.plot_panels(diversity, "iteration", "diversity", title, out / "diversity.png",
+                            formats, integer_x=True, linear_y=True)
+        shown.append((title, "diversity.png"))
     with_gap = [g for g in run_groups if "gap" in g.records[0].metrics[0]]
     gaps = _panels(with_gap, "iteration", "gap")
     if gaps:

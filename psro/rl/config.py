@@ -130,7 +130,9 @@ class Training:
     :class:`psro.rl.rollout.Rollouts` takes them. ``init``: the network to start from (with
     ``config.warm_start``); ``metadata``: added to the network's; ``rounds = (R, hook)``: the
     budget cut into R rounds, ``hook(r, policy)`` returning the other player's new weights
-    after round r (:func:`psro.rl.ppo.train_best_response`)."""
+    after round r (:func:`psro.rl.ppo.train_best_response`); ``diversity``: a
+    :class:`psro.oracles.DiversityTerm` added to the objective (two-player games; see
+    :func:`psro.rl.ppo.train`)."""
 
     game: object
     player: int
@@ -142,3 +144,4 @@ class Training:
     metadata: dict | None = None
     joint: tuple | None = None
     rounds: tuple | None = None
+    diversity: object = None

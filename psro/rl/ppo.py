@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from psro.rl.config import PPOConfig, Training
+from psro.rl.diversity import opponent_draws
 from psro.rl.networks import ActorCritic, NeuralPolicy
 from psro.rl.rollout import Rollouts
 
@@ -98,7 +99,8 @@ def train_best_response(game, player: int, opponents: list[list], weights: list[
 
 
 def train(training: Training) -> tuple[NeuralPolicy, list[dict]]:
-    """:func:`train_best_response` of one :class:`~psro.rl.config.Training`."""
+    """:func:`train_best_response` of one :class:`~psro.rl.config.Training` (Diverse PSRO's
+    objective with ``training.diversity``: :class:`psro.rl.diversity.DiversityWeights`)."""
     training.config.validate()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -114,11 +116,12 @@ class _Collector:
     """Plays the learner's seat in the shared rollouts and fills the buffer, counting steps."""
 
     def __init__(self, games: Rollouts, net: ActorCritic, player: int, scale: float,
-                 gen: torch.Generator):
+                 gen: torch.Generator, record_opponents: bool = False):
         self.games, self.net, self.player, self.scale, self.gen = games, net, player, scale, gen
         self.buffer = _Buffer()
         self.episode = np.arange(games.num_envs)  # current episode id of each environment
         self.next_episode = games.num_envs
+        self.opponent_of = {} if record_opponents else None  # episode id -> opponent member
         self.env_steps = self.learner_steps = 0
 
     def collect(self, steps: int, budget: int) -> int:
@@ -132,6 +135,9 @@ class _Collector:
             if finished.size:
                 self.buffer.end(self.episode[finished].copy(),
                                 vg.returns(finished)[:, player] / self.scale)
+                if self.opponent_of is not None:
+                    self.opponent_of.update(zip(self.episode[finished].tolist(), games.choice[
+                        finished, 1 - player].tolist(), strict=True))
                 self.episode[finished] = self.next_episode + np.arange(finished.size)
                 self.next_episode += finished.size
                 games.restart(finished, players)
@@ -187,21 +193,21 @@ class _Rounds:
 
 def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
     game, player, config, seed = t.game, t.player, t.config, t.seed
-    opponents, weights, init, metadata, joint, rounds = (t.opponents, t.weights, t.init,
-                                                         t.metadata, t.joint, t.rounds)
+    opponents, init, metadata, joint, rounds = (t.opponents, t.init, t.metadata, t.joint,
+                                                t.rounds)
     rng = np.random.default_rng(seed)
     seats = [None if q == player else members for q, members in enumerate(opponents)]
-    games = Rollouts(game, seats, [None if q == player else w for q, w in enumerate(weights)],
-                     config.num_envs, rng=rng, env_seed=seed + 1, self_play=config.self_play,
-                     joint=joint)
+    diversity, drawn = opponent_draws(t)
+    games = Rollouts(game, seats, drawn, config.num_envs, rng=rng, env_seed=seed + 1,
+                     self_play=config.self_play, joint=joint)
     net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden)
     if init is not None and config.warm_start:
         net.load_state_dict(init.net.state_dict())
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
-    scale = 1.0
-    if config.scale_returns:
-        scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9)
-    learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed))
+    scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9) \
+        if config.scale_returns else 1.0
+    learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed),
+                         record_opponents=bool(diversity))
 
     def meta() -> dict:
         return {"obs_shape": list(games.vg.obs_shape), "num_actions": games.vg.num_actions,
@@ -225,7 +231,8 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
         lr = config.learning_rate * max(0.0, 1.0 - used)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        stats = _ppo_update(net, optimizer, batch, config, rng)
+        extra = diversity.reweight(batch, learner.opponent_of, scale) if diversity else {}
+        stats = {**_ppo_update(net, optimizer, batch, config, rng), **extra}
         mean_return = float(batch["episode_returns"].mean()) * scale
         elapsed = time.perf_counter() - batch_start
         stats.update(update=update, env_steps=learner.env_steps,

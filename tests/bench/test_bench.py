@@ -76,6 +76,7 @@ def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_d
     assert sum(elo) == pytest.approx(0, abs=1e-6)
     text = md.read_text()
     assert "| Kuhn sampled | psro | self-play |" in text and "walkable.png" in text
+    assert "diversity.png" in text and (md.parent / "diversity.png").stat().st_size > 0
     assert (md.parent / "walkable.png").stat().st_size > 0 and "toprule" in (
         md.parent / "results.tex").read_text()
     # the shared bound's response is seeded by the seed only: the same for every method

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from conftest import ROOT
 
 from psro.cli import main
@@ -141,6 +142,38 @@ def test_games_lists_catalogue_and_openspiel(capsys):
     assert main(["games"]) == 0
     out = capsys.readouterr().out
     assert "biased_rps" in out and "leduc_poker" in out
+    assert "debate " in out and "reveals=6" in out
+
+
+def test_judge_command_trains_then_reads_the_cache(tmp_path, monkeypatch, capsys):
+    from games import judge as judges
+
+    monkeypatch.setenv("PSRO_CACHE", str(tmp_path))
+    monkeypatch.setattr(judges, "_JUDGES", {})
+    assert main(["judge", "--size", "4", "--pixels", "2", "--seed", "5"]) == 0
+    first = capsys.readouterr().out
+    assert "trained in" in first and str(tmp_path) in first
+    monkeypatch.setattr(judges, "_JUDGES", {})
+    assert main(["judge", "--size", "4", "--pixels", "2", "--seed", "5"]) == 0
+    again = capsys.readouterr().out
+    assert "read from the cache" in again
+    checksum = judges.train_judge(4, 2, 5).checksum
+    assert checksum in first and checksum in again
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["judge", "--size", "5"], "--size must be one of 8, 4; got 5"),
+    (["judge", "--size", "4", "--pixels", "17"], "--pixels must be from 1 to 16"),
+    (["run", "--game", "rps", "--diversity", "1", "--out", "x"], "diversity has no effect"),
+    (["run", "--game", "rps", "--algorithm", "diverse", "--diversity", "-1", "--out", "x"],
+     "diversity must be a positive number"),
+])
+def test_bad_judge_and_diversity_options_are_one_line(argv, text, tmp_path, monkeypatch,
+                                                      capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and text in err[0]
 
 
 def test_console_script_exit_code(tmp_path):

@@ -28,8 +28,8 @@ def test_report_from_a_real_run(runs, tmp_path):
     pngs = sorted((tmp_path / "report").glob("*.png"))
     assert {p.name for p in pngs} >= {"exploitability_iteration.png",
                                       "exploitability_wall_time_s.png",
-                                      "gains.png", "time.png", "run0_mixtures.png",
-                                      "run0_payoffs.png"}
+                                      "gains.png", "diversity.png", "time.png",
+                                      "run0_mixtures.png", "run0_payoffs.png"}
     for png in pngs:
         data = png.read_bytes()
         assert data.startswith(PNG_SIGNATURE) and len(data) > 1000

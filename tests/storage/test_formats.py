@@ -30,6 +30,10 @@ def test_runs_of_formats_1_and_2_load_report_and_resume(name, tmp_path):
     assert not (directory / "checkpoint.npz").exists()
     if name == "format2_exact":  # exact numbers are the same as a fresh run's
         fresh = psro.PSRO("kuhn_poker", "exact", "nash").run(iterations=len(rows) - 1)
-        assert numbers(fresh) == numbers(rows)
+        # the old format's rows predate the population-diversity columns
+        assert [{k: v for k, v in row.items() if not k.startswith("diversity_p")}
+                for row in numbers(fresh)] == \
+            [{k: v for k, v in row.items() if not k.startswith("diversity_p")}
+             for row in numbers(rows)]
 
 

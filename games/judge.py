@@ -1,0 +1,183 @@
+"""The debate game's judge: a fixed classifier of sparsely revealed digit images.
+
+The judge sees, for each pixel of a ``size`` x ``size`` image, whether it was revealed and,
+if so, its value; it returns one score (logit) per digit label. It is a one-hidden-layer
+network (ReLU, ``hidden`` units) trained with Adam on the *judge* part of the digits
+(:mod:`games.digits`), each image shown every epoch with a fresh random choice of ``pixels``
+of its nonzero pixels revealed (as Irving, Christiano and Amodei's MNIST judge was trained on
+random nonzero pixels). Training is numpy only and seeded: the same ``(size, pixels, seed)``
+gives the same weights, and :attr:`Judge.checksum` (SHA-256 of the weights) names them.
+
+:func:`judge` returns the judge of a configuration: from memory, else from the cache
+directory (``$PSRO_CACHE``, default ``~/.cache/psro-toolkit``), whose file is used only if its
+weights still match the checksum stored with them, else trained (a few seconds) and saved
+there. ``psro judge`` trains one and reports its accuracy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from games.digits import MAX_VALUE, digits
+
+HIDDEN = 128
+EPOCHS = 400
+BATCH = 64
+LEARNING_RATE = 2e-3
+VERSION = 1
+"""Bumped whenever training changes, so that cached judges of an older recipe are not used."""
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A trained judge: weights ``w1`` (2P, H), ``b1`` (H,), ``w2`` (H, 10), ``b2`` (10,)
+    for P = ``size``**2 pixels, trained on ``pixels`` revealed pixels with ``seed``."""
+
+    size: int
+    pixels: int
+    seed: int
+    w1: np.ndarray
+    b1: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
+
+    @property
+    def checksum(self) -> str:
+        """SHA-256 of the weights (float64, C order), hex: what names this judge."""
+        digest = hashlib.sha256()
+        for array in (self.w1, self.b1, self.w2, self.b2):
+            digest.update(np.ascontiguousarray(array, np.float64).tobytes())
+        return digest.hexdigest()
+
+    def logits(self, revealed: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Scores of the 10 labels, shape (n, 10), for ``revealed`` (n, P) booleans and
+        ``values`` (n, P) pixel values 0..16 (only revealed ones are read)."""
+        return _forward(self.w1, self.b1, self.w2, self.b2, features(revealed, values))[0]
+
+    def classify(self, revealed: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """The judge's label for each image (the highest score; ties to the lowest label)."""
+        return np.argmax(self.logits(revealed, values), axis=1)
+
+
+def features(revealed: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """What the judge reads: the revealed mask, then the revealed values scaled to [0, 1]
+    (unrevealed pixels read 0), shape (n, 2P)."""
+    mask = np.asarray(revealed, bool)
+    scaled = np.where(mask, np.asarray(values, float) / MAX_VALUE, 0.0)
+    return np.concatenate([mask.astype(float), scaled], axis=1)
+
+
+def _forward(w1, b1, w2, b2, x):
+    hidden = np.maximum(x @ w1 + b1, 0.0)
+    return hidden @ w2 + b2, hidden
+
+
+def random_reveals(images: np.ndarray, pixels: int, rng: np.random.Generator) -> np.ndarray:
+    """A mask of ``pixels`` nonzero pixels of each image drawn uniformly without replacement
+    (all of its nonzero pixels where it has fewer), shape of ``images``."""
+    keys = np.where(images > 0, rng.random(images.shape), np.inf)
+    order = np.argsort(keys, axis=1)[:, :pixels]
+    mask = np.zeros(images.shape, bool)
+    np.put_along_axis(mask, order, True, axis=1)
+    return mask & (images > 0)
+
+
+def train_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge:
+    """Train the judge of ``size`` x ``size`` images on ``pixels`` random nonzero pixels
+    (module docstring); deterministic for a given seed."""
+    images, labels = digits("judge", size)
+    rng = np.random.default_rng(seed)
+    inputs = 2 * size * size
+    params = [rng.normal(0, np.sqrt(2 / inputs), (inputs, HIDDEN)), np.zeros(HIDDEN),
+              rng.normal(0, np.sqrt(1 / HIDDEN), (HIDDEN, 10)), np.zeros(10)]
+    moments = [np.zeros_like(p) for p in params]
+    squares = [np.zeros_like(p) for p in params]
+    step = 0
+    for _ in range(EPOCHS):
+        x_all = features(random_reveals(images, pixels, rng), images)
+        order = rng.permutation(len(labels))
+        for start in range(0, len(order), BATCH):
+            batch = order[start:start + BATCH]
+            x, y = x_all[batch], labels[batch]
+            logits, hidden = _forward(*params, x)
+            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+            probs /= probs.sum(axis=1, keepdims=True)
+            probs[np.arange(len(y)), y] -= 1.0
+            d_logits = probs / len(y)  # gradient of the mean cross-entropy
+            d_hidden = (d_logits @ params[2].T) * (hidden > 0)
+            grads = [x.T @ d_hidden, d_hidden.sum(axis=0), hidden.T @ d_logits,
+                     d_logits.sum(axis=0)]
+            step += 1
+            for p, g, m, v in zip(params, grads, moments, squares, strict=True):
+                m *= 0.9
+                m += 0.1 * g
+                v *= 0.999
+                v += 0.001 * g * g
+                p -= LEARNING_RATE * (m / (1 - 0.9 ** step)) / (
+                    np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
+    return Judge(size, pixels, seed, *params)
+
+
+def accuracy(judge: Judge, pixels: int, seed: int = 0, part: str = "debate"
+             ) -> tuple[float, int]:
+    """The judge's ten-way accuracy on one part of the digits (default: the debate part,
+    which it was not trained on) from ``pixels`` random nonzero pixels of each image, drawn
+    with ``seed``; returns ``(accuracy, images)``."""
+    images, labels = digits(part, judge.size)
+    mask = random_reveals(images, pixels, np.random.default_rng(seed))
+    return float(np.mean(judge.classify(mask, images) == labels)), len(labels)
+
+
+_JUDGES: dict[tuple[int, int, int], Judge] = {}
+
+
+def cache_dir() -> Path:
+    """Where trained judges are kept: ``$PSRO_CACHE`` or ``~/.cache/psro-toolkit``."""
+    return Path(os.environ.get("PSRO_CACHE") or Path.home() / ".cache" / "psro-toolkit")
+
+
+def cache_file(size: int, pixels: int, seed: int) -> Path:
+    """The cache file of one judge configuration."""
+    return cache_dir() / "judges" / f"judge-v{VERSION}-size{size}-pixels{pixels}-seed{seed}.npz"
+
+
+def _load(path: Path, size: int, pixels: int, seed: int) -> Judge | None:
+    try:
+        with np.load(path) as saved:
+            found = Judge(size, pixels, seed, saved["w1"], saved["b1"], saved["w2"],
+                          saved["b2"])
+            stored = str(saved["checksum"])
+    except (OSError, KeyError, ValueError):
+        return None
+    return found if found.checksum == stored else None
+
+
+def _save(path: Path, trained: Judge) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as out:
+            np.savez(out, w1=trained.w1, b1=trained.b1, w2=trained.w2, b2=trained.b2,
+                     checksum=trained.checksum)
+        os.replace(out.name, path)
+    except OSError:
+        pass  # a read-only home: the judge is kept in memory only
+
+
+def judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge:
+    """The judge of a configuration: from memory, the cache (if its checksum holds) or
+    trained and cached (module docstring)."""
+    key = (size, pixels, seed)
+    if key not in _JUDGES:
+        path = cache_file(*key)
+        found = _load(path, *key)
+        if found is None:
+            found = train_judge(*key)
+            _save(path, found)
+        _JUDGES[key] = found
+    return _JUDGES[key]

@@ -1,0 +1,150 @@
+"""The debate game: its rules, what the debaters and the judge see, the judge's training, and a
+short PSRO run that makes the honest debater win more often than random reveals do."""
+
+import numpy as np
+import pytest
+
+import games
+from games import judge as judges
+from games.debate import debate_images
+from games.digits import digits
+
+TINY = "debate(images=10,size=4,reveals=2)"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("PSRO_CACHE", str(tmp_path_factory.getbasetemp() / "psro-cache"))
+
+
+def play(state, actions):
+    for action in actions:
+        state.apply_action(action)
+    return state
+
+
+def test_digits_split_and_downsampling():
+    judge_images, judge_labels = digits("judge")
+    debate, labels = digits("debate")
+    assert judge_images.shape == (1000, 64) and debate.shape == (797, 64)
+    assert set(np.unique(labels)) == set(range(10))
+    assert judge_images.max() == 16 and judge_images.min() == 0
+    # No image the judge was trained on is debated.
+    assert not {row.tobytes() for row in judge_images} & {row.tobytes() for row in debate}
+    small, _ = digits("debate", size=4)
+    # 4x4 pixel (0, 0) is the rounded mean of the 8x8 block of rows 0-1, columns 0-1.
+    block = debate.reshape(-1, 8, 8)[:, :2, :2].mean(axis=(1, 2))
+    assert np.array_equal(small[:, 0], np.rint(block).astype(int))
+
+
+def test_honest_protocol_rules_and_returns():
+    game = games.load(TINY)
+    assert game.num_players == 2 and game.zero_sum and game.num_actions == 16
+    assert game.info_state_shape == (2 * 16 + 20,)
+    images, labels = debate_images(4, 2, 10)
+    state = game.new_initial_state()
+    assert state.is_chance_node() and len(state.chance_outcomes()) == 10
+    play(state, [3])
+    label = int(labels[3])
+    # The honest debater's claim is the true label; the liar picks one of the nine others.
+    assert state.current_player() == 1
+    assert state.legal_actions() == [a for a in range(10) if a != label]
+    lie = state.legal_actions()[0]
+    play(state, [lie])
+    nonzero = [int(a) for a in np.flatnonzero(images[3] > 0)]
+    assert state.current_player() == 0 and state.legal_actions() == nonzero
+    play(state, [nonzero[0]])
+    assert state.current_player() == 1 and state.legal_actions() == nonzero[1:]
+    play(state, [nonzero[-1]])
+    assert state.is_terminal()
+    mask = np.zeros(16, bool)
+    mask[[nonzero[0], nonzero[-1]]] = True
+    scores = judges.judge(4, 2, 0).logits(mask[None], images[3][None])[0]
+    winner = 0 if scores[label] > scores[lie] else 1
+    assert state.returns() == ([1.0, -1.0] if winner == 0 else [-1.0, 1.0])
+
+
+def test_free_protocol_claims():
+    game = games.load("debate(images=10,size=4,reveals=2,protocol=free)")
+    state = play(game.new_initial_state(), [0])
+    assert state.current_player() == 0 and state.legal_actions() == list(range(10))
+    play(state, [7])
+    assert state.current_player() == 1 and 7 not in state.legal_actions()
+    assert len(state.legal_actions()) == 9
+
+
+def test_what_debaters_and_judge_see():
+    game = games.load(TINY)
+    images, _ = debate_images(4, 2, 10)
+    state = play(game.new_initial_state(), [2])
+    play(state, [state.legal_actions()[0]])
+    pixel = state.legal_actions()[0]
+    play(state, [pixel])
+    for player in (0, 1):  # both debaters see the image, the revealed pixel and the claims
+        tensor = np.array(state.information_state_tensor(player))
+        assert np.allclose(tensor[:16], images[2] / 16)
+        assert tensor[16:32].tolist() == [float(i == pixel) for i in range(16)]
+        assert tensor[32:].sum() == 2
+    assert state.information_state_string(0) == state.information_state_string(1)
+    # The judge reads only revealed pixels: changing every other pixel changes nothing.
+    judge = judges.judge(4, 2, 0)
+    mask = np.zeros((1, 16), bool)
+    mask[0, pixel] = True
+    other = images[2].copy()[None]
+    other[0, ~mask[0]] = 16 - other[0, ~mask[0]]
+    assert np.array_equal(judge.logits(mask, images[2][None]), judge.logits(mask, other))
+
+
+@pytest.mark.parametrize("spec, text", [
+    ("debate(size=5)", "size must be one of 8, 4"),
+    ("debate(protocol=loud)", "protocol must be one of honest, free"),
+    ("debate(reveals=0)", "reveals must be from 1 to 64"),
+    ("debate(size=4,reveals=17)", "reveals must be from 1 to 16")])
+def test_bad_parameters_are_refused(spec, text):
+    with pytest.raises(games.GameError, match=text):
+        games.load(spec)
+
+
+def test_judge_training_is_reproducible_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("PSRO_CACHE", str(tmp_path))
+    first, again = judges.train_judge(4, 2, seed=3), judges.train_judge(4, 2, seed=3)
+    assert first.checksum == again.checksum
+    assert judges.train_judge(4, 2, seed=4).checksum != first.checksum
+    # Cached with its checksum; an altered file is not used but retrained.
+    judges._JUDGES.clear()
+    assert judges.judge(4, 2, 3).checksum == first.checksum
+    path = judges.cache_file(4, 2, 3)
+    assert path.exists()
+    with np.load(path) as saved:
+        altered = {k: saved[k] for k in saved.files}
+    altered["w2"] = altered["w2"] + 1.0
+    np.savez(path, **altered)
+    judges._JUDGES.clear()
+    assert judges.judge(4, 2, 3).checksum == first.checksum
+
+
+def test_judge_accuracy_from_random_pixels_is_near_the_papers():
+    """Irving et al. report 59.4% (6 pixels) and 48.2% (4 pixels) for their MNIST judge; the
+    8x8 digits judge, on images it was not trained on, is in the same range."""
+    six, images = judges.accuracy(judges.judge(8, 6, 0), 6)
+    assert images == 797 and 0.5 < six < 0.7
+    four, _ = judges.accuracy(judges.judge(8, 4, 0), 4)
+    assert 0.35 < four < six
+
+
+def test_psro_makes_the_honest_debater_win_more_than_random_reveals():
+    import psro
+
+    run = psro.PSRO(TINY, "exact", "nash")
+    rows = run.run(iterations=6)
+    random_reveals = (1 + rows[0]["value_p0"]) / 2  # both debaters uniformly random
+    trained = (1 + rows[-1]["value_p0"]) / 2
+    assert random_reveals == pytest.approx(0.801, abs=0.01)
+    assert trained >= 0.85
+    assert rows[-1]["exploitability"] < rows[0]["exploitability"]
+
+
+def test_the_debate_game_is_listed():
+    import pyspiel
+
+    assert "debate" in pyspiel.registered_names()
