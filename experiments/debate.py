@@ -13,8 +13,9 @@ claims the true label, player 1 a wrong one of its choice), in one run:
   seed;
 - *random reveals*: the honest debater's win rate when both debaters play uniformly at random
   (a random wrong claim, random pixels), Monte Carlo per seed;
-- *PSRO* (Nash meta-solver, PPO best responses) and *self-play* (the suite's PPO self-play: one
-  stochastic network trained against its latest self), each given the same env-step budget:
+- *PSRO* (Nash meta-solver, PPO best responses, payoff entries to a half-width of 0.05) and
+  *self-play* (the suite's PPO self-play: one stochastic network trained against its latest
+  self), each given the same env-step budget:
   the honest win rate of the run's final meta-policies playing each other (Monte Carlo, half
   width 0.01).
 
@@ -46,6 +47,9 @@ from psro.seeds import derive_seed
 PAPER = {4: (0.482, 0.852), 6: (0.594, 0.889)}
 """Irving et al.'s MNIST figures: (judge from K random pixels, honest win rate in debate)."""
 EVALUATION = {"tolerance": 0.01, "min_episodes": 2048, "max_episodes": 16384}
+PAYOFFS = {"tolerance": 0.05, "max_episodes": 1024}
+"""PSRO's Monte Carlo payoff entries: a 95% half-width of 0.05 on returns in [-1, 1], at most
+1,024 episodes an entry (the default 0.02 costs 8,192 debates an entry, most of a run)."""
 QUICK_EVALUATION = {"tolerance": 0.03, "min_episodes": 512, "max_episodes": 2048}
 
 
@@ -69,7 +73,7 @@ def honest_win_rate(spec: str, seats: list[list], mixtures: list[np.ndarray], se
 def methods(ppo_steps: int) -> dict[str, dict]:
     """The two trained methods' RunConfig settings."""
     return {"psro": {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash",
-                     "ppo": {"env_steps": ppo_steps}},
+                     "ppo": {"env_steps": ppo_steps}, "monte_carlo": PAYOFFS},
             "self-play": {"oracle": "ppo", "algorithm": "psro", "meta_solver": "latest",
                           "ppo": {**STOCHASTIC, "env_steps": ppo_steps}}}
 

@@ -30,6 +30,7 @@ exploitability); the default (797 images, 8x8, 6 reveals) is not.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,6 +134,14 @@ class DebateGame(pyspiel.Game):
             max_chance_outcomes=len(debate.labels), num_players=2, min_utility=-1.0,
             max_utility=1.0, utility_sum=0.0, max_game_length=claims + debate.reveals)
         super().__init__(_GAME_TYPE, info, {k: values[k] for k in DEFAULTS})
+
+    def min_tree_nodes(self) -> int:
+        """The number of terminal histories, a lower bound on the tree's nodes (so that a walk
+        of a game too large to walk is refused without walking it)."""
+        debate = _DEBATES[self.key]
+        claims = 9 if debate.protocol == "honest" else 90
+        nonzero = (debate.images > 0).sum(axis=1)
+        return claims * sum(math.perm(int(n), debate.reveals) for n in nonzero)
 
     def new_initial_state(self):
         """A debate before chance has drawn its image."""

@@ -3,11 +3,12 @@ built from: each player's information sets and sequences numbered in discovery o
 terminal history as its chance probability, each player's sequence and the returns.
 
 The walk refuses, naming the game: trees past ``max_nodes`` nodes or sequences
-(:class:`GameTooLargeError`), information sets reached by two own-action histories
-(:class:`NotPerfectRecallError`), and games that fail while walked (:class:`games.GameError`):
-an error of OpenSpiel's or of a game written in Python, a state that is not terminal without a
-legal action, a legal action outside the game's actions, a chance node without outcomes, or a
-player to move that the game does not have.
+(:class:`GameTooLargeError`; at once, without walking, for a game whose ``min_tree_nodes()``
+says it has more nodes, as a Python game may declare), information sets reached by two
+own-action histories (:class:`NotPerfectRecallError`), and games that fail while walked
+(:class:`games.GameError`): an error of OpenSpiel's or of a game written in Python, a state
+that is not terminal without a legal action, a legal action outside the game's actions, a
+chance node without outcomes, or a player to move that the game does not have.
 """
 
 from __future__ import annotations
@@ -59,6 +60,11 @@ def walk_tree(game: pyspiel.Game, max_nodes: int, name: str) -> TreeWalk:
     if not game.get_type().provides_information_state_string:
         raise GameTooLargeError(f"{name} provides no information-state strings, so its tree "
                                 f"cannot be used for exact evaluation")
+    declared = getattr(game, "min_tree_nodes", None)  # a game may say how large it is at least
+    if callable(declared) and declared() > max_nodes:
+        raise GameTooLargeError(f"{name} has more than {max_nodes:,} nodes (at least "
+                                f"{declared():,}, as the game declares): too large to walk for "
+                                f"exact evaluation")
     walked = TreeWalk(game, max_nodes, name)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20_000))

@@ -148,3 +148,24 @@ def test_the_debate_game_is_listed():
     import pyspiel
 
     assert "debate" in pyspiel.registered_names()
+
+
+@pytest.mark.parametrize("protocol", ["honest", "free"])
+def test_declared_size_is_the_walked_leaf_count(protocol):
+    from psro.extensive_form.tree_walk import walk_tree
+
+    game = games.load(f"debate(images=10,size=4,reveals=2,protocol={protocol})").pyspiel_game
+    walked = walk_tree(game, 10**6, "tiny")
+    assert game.min_tree_nodes() == len(walked._leaf_chance) <= walked.nodes
+
+
+def test_the_full_game_is_refused_without_walking_it(monkeypatch):
+    import psro
+    from psro.extensive_form import tree_walk
+
+    def walk(*args):
+        raise AssertionError("the walk started")
+
+    monkeypatch.setattr(tree_walk.TreeWalk, "_walk", walk)
+    with pytest.raises(psro.GameTooLargeError, match="at least 6,303,298,201,920"):
+        psro.PSRO("debate", "exact", "nash")
