@@ -96,8 +96,8 @@ def _check(params: dict) -> dict:
 
 @dataclass(frozen=True)
 class Debate:
-    """One configuration of the game: its images, labels and judge (shared by its states,
-    which hold only a key to it, so that copying a state copies no arrays)."""
+    """One configuration of the game: its images, labels and judge, shared by its states
+    (immutable, so a copied state shares it rather than copying its arrays)."""
 
     size: int
     reveals: int
@@ -111,23 +111,32 @@ class Debate:
         """Pixels of an image."""
         return self.size * self.size
 
+    def __deepcopy__(self, memo) -> Debate:
+        return self
+
 
 _DEBATES: dict[tuple, Debate] = {}
 
 
+def _configuration(values: dict) -> Debate:
+    """The :class:`Debate` of checked parameter values (built once per process)."""
+    key = tuple(values[k] for k in DEFAULTS)
+    if key not in _DEBATES:
+        size, reveals = values["size"], values["reveals"]
+        images, labels = debate_images(size, reveals, values["images"])
+        _DEBATES[key] = Debate(size, reveals, values["protocol"], images, labels,
+                               judges.judge(size, reveals, values["judge_seed"]))
+    return _DEBATES[key]
+
+
 class DebateGame(pyspiel.Game):
-    """The debate game of the module docstring."""
+    """The debate game of the module docstring. Its configuration is read from the game's
+    parameters whenever it is needed (a game unpickled in a worker process is not rebuilt
+    through ``__init__``)."""
 
     def __init__(self, params=None):
         values = _check(dict(params or {}))
-        key = tuple(values[k] for k in DEFAULTS)
-        if key not in _DEBATES:
-            size, reveals = values["size"], values["reveals"]
-            images, labels = debate_images(size, reveals, values["images"])
-            _DEBATES[key] = Debate(size, reveals, values["protocol"], images, labels,
-                                   judges.judge(size, reveals, values["judge_seed"]))
-        self.key = key
-        debate = _DEBATES[key]
+        debate = _configuration(values)
         claims = 2 if debate.protocol == "free" else 1
         info = pyspiel.GameInfo(
             num_distinct_actions=max(LABELS, debate.pixels),
@@ -135,10 +144,15 @@ class DebateGame(pyspiel.Game):
             max_utility=1.0, utility_sum=0.0, max_game_length=claims + debate.reveals)
         super().__init__(_GAME_TYPE, info, {k: values[k] for k in DEFAULTS})
 
+    @property
+    def debate(self) -> Debate:
+        """The game's configuration: images, labels, judge."""
+        return _configuration({**DEFAULTS, **self.get_parameters()})
+
     def min_tree_nodes(self) -> int:
         """The number of terminal histories, a lower bound on the tree's nodes (so that a walk
         of a game too large to walk is refused without walking it)."""
-        debate = _DEBATES[self.key]
+        debate = self.debate
         claims = 9 if debate.protocol == "honest" else 90
         nonzero = (debate.images > 0).sum(axis=1)
         return claims * sum(math.perm(int(n), debate.reveals) for n in nonzero)
@@ -151,7 +165,7 @@ class DebateGame(pyspiel.Game):
         """The observer of information states (the history) and observations (the same
         tensor, a shorter string)."""
         perfect_recall = iig_obs_type is None or iig_obs_type.perfect_recall
-        return DebateObserver(_DEBATES[self.key], perfect_recall, params)
+        return DebateObserver(self.debate, perfect_recall, params)
 
 
 class DebateState(pyspiel.State):
@@ -159,16 +173,11 @@ class DebateState(pyspiel.State):
 
     def __init__(self, game: DebateGame):
         super().__init__(game)
-        self.key = game.key
+        self.debate = game.debate
         self.image: int | None = None
         self.claims: list[int] = []
         self.revealed: list[int] = []
         self._returns: list[float] | None = None
-
-    @property
-    def debate(self) -> Debate:
-        """The game's configuration (images, labels, judge)."""
-        return _DEBATES[self.key]
 
     @property
     def label(self) -> int:

@@ -169,3 +169,21 @@ def test_the_full_game_is_refused_without_walking_it(monkeypatch):
     monkeypatch.setattr(tree_walk.TreeWalk, "_walk", walk)
     with pytest.raises(psro.GameTooLargeError, match="at least 6,303,298,201,920"):
         psro.PSRO("debate", "exact", "nash")
+
+
+def test_worker_processes_play_it_to_the_same_numbers():
+    """The game pickles to worker processes (which rebuild its images and judge from its
+    parameters) and a run there gives the local run's numbers."""
+    import pickle
+
+    import psro
+
+    game = games.load(TINY).pyspiel_game
+    copy = pickle.loads(pickle.dumps(game))
+    state = copy.new_initial_state()
+    assert state.debate is game.debate and str(copy) == str(game)
+    settings = {"ppo": {"env_steps": 600, "num_envs": 16, "steps_per_update": 128}, "seed": 3}
+    local = psro.PSRO(TINY, "ppo", "nash", **settings).run(iterations=1)
+    spread = psro.PSRO(TINY, "ppo", "nash", backend="processes", workers=2,
+                       **settings).run(iterations=1)
+    assert [r["exploitability"] for r in local] == [r["exploitability"] for r in spread]
