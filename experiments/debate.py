@@ -17,7 +17,8 @@ claims the true label, player 1 a wrong one of its choice), in one run:
   *self-play* (the suite's PPO self-play: one stochastic network trained against its latest
   self), each given the same env-step budget:
   the honest win rate of the run's final meta-policies playing each other (Monte Carlo, half
-  width 0.01).
+  width 0.01), and of each trained side against a uniformly random other side (what each
+  debater learned on its own).
 
 Every figure is the mean over seeds with its 95% Student-t interval. Writes one run directory
 per (K, method, seed) (resumable), ``results.json``, ``results.md`` and ``debate.png``.
@@ -93,16 +94,25 @@ def measure(spec: str, reveals: int, size: int, seeds: list[int], configs: dict,
                                                   backend=backend)
                 for s in seeds}
         rows = run_all(runs, out)
-        rates = []
+        rates, honest_only, liar_only = [], [], []
         for run_name in runs:
             saved = psro.PSRO.resume(out / run_name)
             tree = saved.parts.context.tree  # tabular members (a walked game) play on it
             seats = [[m.actor(tree) for m in pop] for pop in saved.population]
             mixtures = [np.asarray(m, float) for m in saved.mixtures]
-            rates.append(honest_win_rate(spec, seats, mixtures,
-                                         derive_seed(saved.config.seed, 78), evaluation))
+            seed = saved.config.seed
+            rates.append(honest_win_rate(spec, seats, mixtures, derive_seed(seed, 78),
+                                         evaluation))
+            honest_only.append(honest_win_rate(spec, [seats[0], uniform[1]],
+                                               [mixtures[0], weights[1]],
+                                               derive_seed(seed, 79), evaluation))
+            liar_only.append(honest_win_rate(spec, [uniform[0], seats[1]],
+                                             [weights[0], mixtures[1]],
+                                             derive_seed(seed, 80), evaluation))
         steps = [rows[r][-1]["env_steps"] for r in runs]
         result[name] = mean_interval(rates)
+        result[f"{name}: trained honest, random liar"] = mean_interval(honest_only)
+        result[f"{name}: random honest, trained liar"] = mean_interval(liar_only)
         result[f"{name} env steps"] = float(np.mean(steps))
         result[f"{name} iterations"] = float(np.mean([rows[r][-1]["iteration"] for r in runs]))
     result["images"] = len(debate_images(size, reveals, 0)[1])
@@ -137,8 +147,11 @@ def figure(results: dict[int, dict], path: Path) -> None:
     save_figure(fig, path)
 
 
+CROSS = ("trained honest, random liar", "random honest, trained liar")
+
+
 def table(results: dict[int, dict]) -> list[str]:
-    """The results as Markdown."""
+    """The results as Markdown: the main figures, then each method's cross-play."""
     lines = ["| K | judge alone (10-way, random pixels) | random reveals (honest win rate) | "
              "psro (honest win rate) | self-play (honest win rate) | env steps (psro, "
              "self-play) | paper (random pixels, debate) |",
@@ -150,6 +163,13 @@ def table(results: dict[int, dict]) -> list[str]:
         lines.append(f"| {k} | {' | '.join(cells)} | {r['psro env steps']:,.0f}, "
                      f"{r['self-play env steps']:,.0f} | "
                      f"{f'{paper[0]:.3f}, {paper[1]:.3f}' if paper else '-'} |")
+    lines += ["", "| K | method | " + " | ".join(f"honest win rate, {c}" for c in CROSS) + " |",
+              "| --- | --- | --- | --- |"]
+    for k, r in sorted(results.items()):
+        for name in ("psro", "self-play"):
+            cells = [f"{r[f'{name}: {c}'][0]:.3f} +- {r[f'{name}: {c}'][1]:.3f}"
+                     for c in CROSS]
+            lines.append(f"| {k} | {name} | {' | '.join(cells)} |")
     return lines
 
 
@@ -173,6 +193,9 @@ def main(argv=None) -> None:
     env_steps = 3000 if args.quick else args.env_steps
     configs = {name: {**settings, "env_step_budget": env_steps}
                for name, settings in methods(1000 if args.quick else args.ppo_steps).items()}
+    if args.quick:  # the quick game is walked: its payoffs are exact
+        configs = {name: {k: v for k, v in c.items() if k != "monte_carlo"}
+                   for name, c in configs.items()}
     results = {}
     for k in reveals:
         spec = f"debate(reveals={k},size={size},images={images})"

@@ -71,5 +71,7 @@ def test_debate_experiment_smoke(tmp_path, monkeypatch):
     assert results["judge alone"][0] == pytest.approx(np.mean(alone))
     for method in ("psro", "self-play"):
         assert 0 <= results[method][0] <= 1 and results[f"{method} env steps"] >= 3000
+        for side in ("trained honest, random liar", "random honest, trained liar"):
+            assert 0 <= results[f"{method}: {side}"][0] <= 1
     assert "| 2 |" in (tmp_path / "results.md").read_text()
     sys.modules.pop("debate", None)
