@@ -37,7 +37,7 @@ import numpy as np
 import pyspiel
 
 from games import judge as judges
-from games.digits import MAX_VALUE, SIZES, digits
+from games.digits import MAX_VALUE, SHA256, SIZES, digits
 
 LABELS = 10
 PROTOCOLS = ("honest", "free")
@@ -148,6 +148,11 @@ class DebateGame(pyspiel.Game):
     def debate(self) -> Debate:
         """The game's configuration: images, labels, judge."""
         return _configuration({**DEFAULTS, **self.get_parameters()})
+
+    def provenance(self) -> dict:
+        """What the game is made of beyond its parameters, for a run's records: the judge's
+        checksum and the digits file's."""
+        return {"judge_sha256": self.debate.judge.checksum, "digits_sha256": SHA256}
 
     def min_tree_nodes(self) -> int:
         """The number of terminal histories, a lower bound on the tree's nodes (so that a walk

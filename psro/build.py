@@ -49,9 +49,13 @@ class Parts:
             m for p in parts for m in getattr(p, "warm_modules", ())]))
 
     def manifest(self) -> dict:
-        """What a run directory records about how the run is played and evaluated."""
+        """What a run directory records about how the run is played and evaluated (with
+        ``game_provenance``, what a game declares of its own making: its ``provenance()``,
+        e.g. the debate game's judge checksum)."""
         tree = self.context.tree
+        declared = getattr(self.context.game.pyspiel_game, "provenance", None)
         return {"evaluation": self.evaluator.name,
+                "game_provenance": declared() if callable(declared) else None,
                 "turn_based": self.context.play_game is not self.context.game.pyspiel_game,
                 "infoset_digest": None if tree is None else tree.keys_digest(),
                 "infoset_keys": None if tree is None else [p.keys for p in tree.players]}

@@ -187,3 +187,15 @@ def test_worker_processes_play_it_to_the_same_numbers():
     spread = psro.PSRO(TINY, "ppo", "nash", backend="processes", workers=2,
                        **settings).run(iterations=1)
     assert [r["exploitability"] for r in local] == [r["exploitability"] for r in spread]
+
+
+def test_a_run_records_the_judge_it_was_played_before(tmp_path):
+    import json
+
+    import psro
+    from games.digits import SHA256
+
+    psro.PSRO(TINY, "exact", "nash", out=tmp_path / "run").run(iterations=1)
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert manifest["game_provenance"] == {
+        "judge_sha256": judges.train_judge(4, 2, 0).checksum, "digits_sha256": SHA256}
