@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 from common import run_all
-from scipy import stats
 
 import psro
 from games import judge as judges
@@ -43,6 +41,7 @@ from psro.bench.suites import STOCHASTIC
 from psro.evaluation import monte_carlo
 from psro.extensive_form.members import UniformMember
 from psro.reports.figures import new_figure, save_figure
+from psro.reports.groups import interval
 from psro.seeds import derive_seed
 
 PAPER = {4: (0.482, 0.852), 6: (0.594, 0.889)}
@@ -55,12 +54,9 @@ QUICK_EVALUATION = {"tolerance": 0.03, "min_episodes": 512, "max_episodes": 2048
 
 
 def mean_interval(values: list[float]) -> tuple[float, float]:
-    """Mean and 95% Student-t half-width (0 for one value)."""
-    values = np.asarray(values, float)
-    if len(values) < 2:
-        return float(values.mean()), 0.0
-    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
-    return float(values.mean()), float(half)
+    """Mean and 95% Student-t half-width (0 for one value), by the reports' interval."""
+    curve = interval(np.zeros(1), np.asarray(values, float)[:, None])
+    return float(curve.mean[0]), 0.0 if curve.n < 2 else float(curve.high[0] - curve.mean[0])
 
 
 def honest_win_rate(spec: str, seats: list[list], mixtures: list[np.ndarray], seed: int,

@@ -37,7 +37,7 @@ import numpy as np
 import pyspiel
 
 from games import judge as judges
-from games.digits import MAX_VALUE, SHA256, SIZES, digits
+from games.digits import MAX_VALUE, SHA256, digits
 
 LABELS = 10
 PROTOCOLS = ("honest", "free")
@@ -72,22 +72,16 @@ def debate_images(size: int, reveals: int, images: int) -> tuple[np.ndarray, np.
 
 def _check(params: dict) -> dict:
     values = {**DEFAULTS, **params}
-    if values["size"] not in SIZES:
-        raise ValueError(f"debate: size must be one of {', '.join(map(str, SIZES))}; got "
-                         f"{values['size']}")
+    problem = judges.configuration_problem(values["size"], values["reveals"],
+                                           values["judge_seed"], ("size", "reveals", "judge_seed"))
+    if problem:
+        raise ValueError(f"debate: {problem}")
     if values["protocol"] not in PROTOCOLS:
         raise ValueError(f"debate: protocol must be one of {', '.join(PROTOCOLS)}; got "
                          f"{values['protocol']!r}")
-    pixels = values["size"] ** 2
-    if not 1 <= values["reveals"] <= pixels:
-        raise ValueError(f"debate: reveals must be from 1 to {pixels} (the pixels of a "
-                         f"{values['size']}x{values['size']} image); got {values['reveals']}")
     if values["images"] < 0:
         raise ValueError(f"debate: images must be 0 (all) or a positive count; got "
                          f"{values['images']}")
-    if values["judge_seed"] < 0:
-        raise ValueError(f"debate: judge_seed must not be negative; got "
-                         f"{values['judge_seed']}")
     if not len(debate_images(values["size"], values["reveals"], values["images"])[1]):
         raise ValueError(f"debate: no image has {values['reveals']} nonzero pixels at size "
                          f"{values['size']}")

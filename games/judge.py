@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from games.digits import MAX_VALUE, digits
+from games.digits import MAX_VALUE, SIZES, digits
 
 HIDDEN = 128
 EPOCHS = 400
@@ -86,6 +86,20 @@ def random_reveals(images: np.ndarray, pixels: int, rng: np.random.Generator) ->
     mask = np.zeros(images.shape, bool)
     np.put_along_axis(mask, order, True, axis=1)
     return mask & (images > 0)
+
+
+def configuration_problem(size, pixels, seed,
+                          names: tuple[str, str, str] = ("size", "pixels", "seed")) -> str | None:
+    """What is wrong with a judge's configuration, naming the setting by ``names`` (the
+    debate game's parameters or ``psro judge``'s flags), or None."""
+    if size not in SIZES:
+        return f"{names[0]} must be one of {', '.join(map(str, SIZES))}; got {size}"
+    if not 1 <= pixels <= size * size:
+        return (f"{names[1]} must be from 1 to {size * size} (the pixels of a {size}x{size} "
+                f"image); got {pixels}")
+    if seed < 0:
+        return f"{names[2]} must not be negative; got {seed}"
+    return None
 
 
 def train_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge:

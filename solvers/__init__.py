@@ -23,6 +23,7 @@ from solvers.correlated import (
 from solvers.diversity import (
     cardinality_gradient,
     expected_cardinality,
+    joined_cardinality,
     population_diversity,
     population_rows,
 )
@@ -64,9 +65,9 @@ __all__ = [
     "action_values", "alpharank", "as_mixtures", "as_payoffs", "cardinality_gradient",
     "coarse_correlated_equilibrium", "constant_sum", "correlated_equilibrium", "correlated_gains",
     "deviation_gains", "elo_ratings", "equilibria", "expected_cardinality", "expected_payoffs",
-    "exploitability", "fictitious_play", "get", "get_joint", "joint_names", "latest", "latest_mix",
-    "lemke_howson", "marginals", "names", "nash", "nash_averaging", "nash_conv", "options", "pfsp",
-    "population_diversity", "population_rows", "product_joint", "projected_replicator_dynamics",
-    "reads_payoffs", "rectified", "register", "register_joint", "regret_matching",
-    "replicator_dynamics", "uniform", "zero_sum_nash",
+    "exploitability", "fictitious_play", "get", "get_joint", "joined_cardinality", "joint_names",
+    "latest", "latest_mix", "lemke_howson", "marginals", "names", "nash", "nash_averaging",
+    "nash_conv", "options", "pfsp", "population_diversity", "population_rows", "product_joint",
+    "projected_replicator_dynamics", "reads_payoffs", "rectified", "register", "register_joint",
+    "regret_matching", "replicator_dynamics", "uniform", "zero_sum_nash",
 ]

@@ -55,6 +55,22 @@ def expected_cardinality(rows: np.ndarray, scale: float = 1.0) -> float:
     return float(np.sum(eigenvalues / (eigenvalues + 1.0)))
 
 
+def _joined(rows: np.ndarray, new_row: np.ndarray, scale: float
+            ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The joined rows over ``scale``, ``(L + I)^{-1}`` and ``trace(I - (L + I)^{-1})``."""
+    matrix = _rows(np.vstack([np.asarray(rows, float).reshape(-1, np.size(new_row)),
+                              np.asarray(new_row, float)[None, :]]), scale)
+    inverse = np.linalg.inv(matrix @ matrix.T + np.eye(matrix.shape[0]))
+    return matrix, inverse, float(matrix.shape[0] - np.trace(inverse))
+
+
+def joined_cardinality(rows: np.ndarray, new_row: np.ndarray, scale: float = 1.0) -> float:
+    """The diversity of the population ``rows`` joined by a member of payoff row ``new_row``
+    (both divided by ``scale``): the value of :func:`cardinality_gradient`, bit for bit,
+    without the gradient's matrix products."""
+    return _joined(rows, new_row, scale)[2]
+
+
 def cardinality_gradient(rows: np.ndarray, new_row: np.ndarray, scale: float = 1.0
                          ) -> tuple[float, np.ndarray]:
     """The diversity of the population ``rows`` joined by a member of payoff row ``new_row``,
@@ -66,10 +82,7 @@ def cardinality_gradient(rows: np.ndarray, new_row: np.ndarray, scale: float = 1
     ``L = M M^T`` for the joined ``M`` and ``K = (L + I)^{-1}``, the gradient of
     ``trace(I - K)`` with respect to ``M`` is ``2 K^2 M``; its last row is returned.
     """
-    matrix = _rows(np.vstack([np.asarray(rows, float).reshape(-1, np.size(new_row)),
-                              np.asarray(new_row, float)[None, :]]), scale)
-    inverse = np.linalg.inv(matrix @ matrix.T + np.eye(matrix.shape[0]))
-    value = float(matrix.shape[0] - np.trace(inverse))
+    matrix, inverse, value = _joined(rows, new_row, scale)
     gradient = 2.0 * (inverse @ inverse @ matrix)[-1] / scale
     return value, gradient
 
@@ -89,5 +102,5 @@ def population_diversity(payoffs: list[np.ndarray], scale: float = 1.0) -> list[
             for p in range(len(payoffs))]
 
 
-__all__ = ["cardinality_gradient", "expected_cardinality", "population_diversity",
-           "population_rows"]
+__all__ = ["cardinality_gradient", "expected_cardinality", "joined_cardinality",
+           "population_diversity", "population_rows"]

@@ -33,6 +33,7 @@ from psro.backends import make_backend
 from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
 from psro.evaluation.sampled import lower_bound_with_curves
+from psro.payoffs import utility_scale
 from psro.rl.config import PPOConfig
 from psro.seeds import derive_seed
 from psro.storage import checkpoint
@@ -134,7 +135,7 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     for pair in pairs:
         i, j = labels.index(pair["a"]), labels.index(pair["b"])
         observed[i, j] = observed[j, i] = True
-    reach = max(abs(pyspiel_game.max_utility()), abs(pyspiel_game.min_utility())) or 1.0
+    reach = utility_scale(pyspiel_game)
     win = np.clip((score + reach) / (2 * reach), 0.0, 1.0)
     elo = solvers.elo_ratings(win, observed=observed) if pairs else np.zeros(len(labels))
     made = {"key": key, "methods": labels, "pairs": pairs,

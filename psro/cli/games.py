@@ -13,9 +13,12 @@ def cmd_games(args) -> int:
     for name, entry in CATALOG.items():
         params = ", ".join(f"{k}={v}" for k, v in entry.defaults.items())
         print(f"  {name:20s} {entry.summary}" + (f"  [{params}]" if params else ""))
+    from games.debate import DEFAULTS
+
+    params = ", ".join(f"{k}={v}" for k, v in DEFAULTS.items())
     print("\nThe toolkit's own OpenSpiel games:")
-    print("  debate               two debaters reveal pixels of a digit to a judge "
-          "(games.debate)  [images=0, reveals=6, size=8, protocol=honest, judge_seed=0]")
+    print(f"  {'debate':20s} two debaters reveal pixels of a digit to a judge (games.debate)"
+          f"  [{params}]")
     names = sorted(pyspiel.registered_names())
     print(f"\nOpenSpiel games ({len(names)} registered; any game string works, parameters "
           f"included, e.g. goofspiel(num_cards=4)):")

@@ -9,15 +9,12 @@ def cmd_judge(args) -> int:
     """``psro judge``: the judge of ``--size``, ``--pixels`` and ``--seed``: its checksum,
     its cache file and its ten-way accuracy from random nonzero pixels."""
     from games import judge as judges
-    from games.digits import SIZES
     from psro.cli.common import CliError
 
-    if args.size not in SIZES:
-        raise CliError(f"--size must be one of {', '.join(map(str, SIZES))}; got {args.size}")
-    if not 1 <= args.pixels <= args.size ** 2:
-        raise CliError(f"--pixels must be from 1 to {args.size ** 2}; got {args.pixels}")
-    if args.seed < 0:
-        raise CliError(f"--seed must not be negative; got {args.seed}")
+    problem = judges.configuration_problem(args.size, args.pixels, args.seed,
+                                           ("--size", "--pixels", "--seed"))
+    if problem:
+        raise CliError(problem)
     path = judges.cache_file(args.size, args.pixels, args.seed)
     if args.retrain and path.exists():
         path.unlink()

@@ -61,9 +61,10 @@ def walk_tree(game: pyspiel.Game, max_nodes: int, name: str) -> TreeWalk:
         raise GameTooLargeError(f"{name} provides no information-state strings, so its tree "
                                 f"cannot be used for exact evaluation")
     declared = getattr(game, "min_tree_nodes", None)  # a game may say how large it is at least
-    if callable(declared) and declared() > max_nodes:
+    least = declared() if callable(declared) else 0
+    if least > max_nodes:
         raise GameTooLargeError(f"{name} has more than {max_nodes:,} nodes (at least "
-                                f"{declared():,}, as the game declares): too large to walk for "
+                                f"{least:,}, as the game declares): too large to walk for "
                                 f"exact evaluation")
     walked = TreeWalk(game, max_nodes, name)
     limit = sys.getrecursionlimit()

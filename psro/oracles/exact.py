@@ -13,6 +13,7 @@ from psro.extensive_form.members import Keys
 from psro.extensive_form.policies import TabularPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.oracles.spec import DiversityTerm, Response, Target, TargetedOracle
+from solvers.diversity import population_rows
 
 
 def exact_best_response(tree: SequenceFormGame, player: int,
@@ -60,7 +61,6 @@ class ExactOracle(TargetedOracle):
         self.stack = PlanStack(tree)
         self.payoffs = payoffs
 
-
     @classmethod
     def build(cls, context: GameContext) -> ExactOracle:
         """The registry's factory: needs the walked tree."""
@@ -92,7 +92,7 @@ class ExactOracle(TargetedOracle):
                               "normal-form games; use the ppo oracle")
         p = target.player
         q = 1 - p
-        own = np.moveaxis(np.asarray(self.payoffs[p], float), p, 0)  # (own, opponent)
+        own = population_rows(self.payoffs, p)  # (own strategies, opponent strategies)
         opponents = np.stack([m.probs[0] for m in populations[q]])  # (members, strategies)
         rows = own @ opponents.T  # candidate a against member j
         return Task(diverse_best_response, (rows, np.asarray(target.mixtures[q], float),

@@ -13,7 +13,7 @@ import numpy as np
 
 from psro.backends.base import Task
 from psro.errors import ConfigError
-from solvers.diversity import cardinality_gradient
+from solvers.diversity import cardinality_gradient, joined_cardinality
 
 
 @dataclass
@@ -75,7 +75,7 @@ class DiversityTerm:
 
     def value(self, row: np.ndarray, mixture: np.ndarray) -> float:
         """The objective of a response whose payoff row is ``row`` (shape ``(K_opponent,)``)."""
-        cardinality, _ = cardinality_gradient(self.rows, row, self.scale)
+        cardinality = joined_cardinality(self.rows, row, self.scale)
         return float(np.dot(mixture, row) / self.scale + self.weight * cardinality)
 
     def weights(self, row: np.ndarray, mixture: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ def test_expected_cardinality_matches_the_subset_sum(rows):
 def test_gradient_matches_finite_differences_of_the_subset_sum(rows, scale):
     new = np.linspace(-1, 1, rows.shape[1])
     value, gradient = solvers.cardinality_gradient(rows, new, scale)
+    assert solvers.joined_cardinality(rows, new, scale) == value
     assert value == pytest.approx(brute_force_cardinality(np.vstack([rows, new]) / scale),
                                   rel=1e-9, abs=1e-9)
     h = 1e-6
