@@ -17,7 +17,11 @@ from psro.storage.text_files import read_toml
 OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo", "lower_bound")
 """Fields that are tables of options: an override merges into them key by key."""
 
-MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch")
+MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch", "refine",
+                       "iteration_episodes")
+REFINE_MODES = ("all", "support")
+"""Values of ``monte_carlo.refine``: which sampled entries get the full tolerance when they
+are first filled (all of them), or only those the meta-strategy depends on."""
 LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps")
 DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
@@ -92,7 +96,10 @@ class RunConfig:
     "ppo" oracle and for the responses that measure approximate exploitability."""
     monte_carlo: dict = field(default_factory=dict)
     """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
-    min_episodes (256), max_episodes (8192), batch (256)."""
+    min_episodes (256), max_episodes (8192), batch (256); refine ("all", or "support": new
+    entries get min_episodes and only those the meta-strategy depends on are refined), and
+    iteration_episodes (a cap on the episodes an iteration spends on payoff entries; none by
+    default). See `psro.evaluation.sampled`."""
     lower_bound: dict = field(default_factory=dict)
     """Approximate exploitability of games too large to walk, measured during the run:
     ``every`` (iterations) and/or ``every_s`` (seconds of run time since the last measurement),
@@ -143,12 +150,7 @@ class RunConfig:
                               f"{self.ray_address!r}")
         check_count("max_nodes", self.max_nodes)
         PPOConfig.from_dict(self.ppo)
-        unknown = sorted(set(self.monte_carlo) - set(MONTE_CARLO_OPTIONS))
-        if unknown:
-            raise ConfigError(f"unknown monte_carlo option(s) {', '.join(unknown)}; accepted: "
-                              f"{', '.join(MONTE_CARLO_OPTIONS)}")
-        for key, value in self.monte_carlo.items():
-            check_positive(f"monte_carlo.{key}", value)
+        check_monte_carlo(self.monte_carlo)
         unknown = sorted(set(self.lower_bound) - set(LOWER_BOUND_OPTIONS))
         if unknown:
             raise ConfigError(f"unknown lower_bound option(s) {', '.join(unknown)}; accepted: "
@@ -256,6 +258,24 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
         shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) \
             and abs(value) < 10**30 else repr(value)[:40]
         raise ConfigError(f"{name} must be {kind}; got {shown}")
+
+
+def check_monte_carlo(options: dict) -> None:
+    """The ``monte_carlo`` table: known keys; ``refine`` one of ``REFINE_MODES``; episode
+    counts positive integers; ``tolerance`` a positive number."""
+    unknown = sorted(set(options) - set(MONTE_CARLO_OPTIONS))
+    if unknown:
+        raise ConfigError(f"unknown monte_carlo option(s) {', '.join(unknown)}; accepted: "
+                          f"{', '.join(MONTE_CARLO_OPTIONS)}")
+    for key, value in options.items():
+        if key == "refine":
+            if value not in REFINE_MODES:
+                raise ConfigError(f"monte_carlo.refine must be one of "
+                                  f"{', '.join(REFINE_MODES)}; got {value!r}")
+        elif key == "tolerance":
+            check_positive(f"monte_carlo.{key}", value)
+        else:
+            check_count(f"monte_carlo.{key}", value)
 
 
 def check_positive(name: str, value) -> None:

@@ -173,9 +173,7 @@ class PSRO:
         if joined is not None and state.table.exact and state.mixtures:
             responses = {f"response_gain_p{p}": gain for p, gain in
                          enumerate(response_gains(state.table, state.mixtures, joined))}
-        t = time.perf_counter()
-        state.mixtures = self.parts.algorithm.meta(state)
-        timings["meta_solver_s"] = time.perf_counter() - t
+        self._meta_solve(timings)
         t = time.perf_counter()
         measured = self.evaluator.measure(state.populations, state.mixtures, state.table)
         during = getattr(self.evaluator, "during", None)
@@ -197,6 +195,22 @@ class PSRO:
         for callback in self.callbacks:
             callback(self, row)
         return row
+
+    def _meta_solve(self, timings: dict) -> None:
+        """The meta-strategy; where the evaluator refines the entries it depends on
+        (``refine``), it does so and the meta-game is solved again, until it refines no
+        more. Refining counts as evaluation time."""
+        state, refine = self.state, getattr(self.evaluator, "refine", None)
+        timings["meta_solver_s"] = 0.0
+        while True:
+            t = time.perf_counter()
+            state.mixtures = self.parts.algorithm.meta(state)
+            timings["meta_solver_s"] += time.perf_counter() - t
+            t = time.perf_counter()
+            refined = refine is not None and refine(state, self.backend)
+            timings["evaluation_s"] += time.perf_counter() - t
+            if not refined:
+                return
 
     def _save(self, start: float) -> None:
         """Write the iteration (when the run has a directory) and count the writing in the

@@ -23,6 +23,10 @@ class PayoffTable:
         self.values = np.zeros((num_players,) + (0,) * num_players)
         self.counts = np.zeros((0,) * num_players, dtype=np.int64)
         self.std_errs = np.zeros((num_players,) + (0,) * num_players)
+        self.refined: dict[tuple[int, ...], int] = {}
+        """Sampled entries re-estimated after they were first filled: profile -> the
+        iteration of its latest re-estimate (a run directory saves them with that
+        iteration)."""
 
     @classmethod
     def from_arrays(cls, values: np.ndarray, counts: np.ndarray, std_errs: np.ndarray,
@@ -90,6 +94,21 @@ class PayoffTable:
             if block_std_errs is not None:
                 errors[(slice(None),) + tuple(block)] = block_std_errs[i]
         self.values, self.counts, self.std_errs = values, counts, errors
+
+    def entry(self, profile: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
+        """One entry: per-player values (N,), standard errors (N,) and its episode count."""
+        index = (slice(None),) + tuple(profile)
+        return self.values[index].copy(), self.std_errs[index].copy(), int(self.counts[profile])
+
+    def set_entry(self, profile: tuple[int, ...], values: np.ndarray, std_errs: np.ndarray,
+                  count: int, iteration: int) -> None:
+        """Replace one sampled entry by a re-estimate (with more episodes) made at
+        ``iteration``."""
+        profile = tuple(int(i) for i in profile)
+        index = (slice(None),) + profile
+        self.values[index], self.std_errs[index] = values, std_errs
+        self.counts[profile] = count
+        self.refined[profile] = iteration
 
 
 def deviation_values(values_p: np.ndarray, player: int,

@@ -23,6 +23,7 @@ from psro.algorithms.base import Algorithm, AlgorithmEntry, PSROAlgorithm
 from psro.context import GameContext
 from psro.errors import MetaSolverError
 from psro.evaluation.exact import PlanStack
+from psro.evaluation.monte_carlo import estimate_options
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
 from psro.oracles.spec import Target, plain_targets
 from psro.state import RunState
@@ -77,7 +78,8 @@ def _anytime(context: GameContext, meta_solver: Callable):
     config = context.config
     if not regret_matching(config, context.tree is not None):
         return AnytimeAlgorithm(context.tree, PSROAlgorithm(meta_solver, config.meta_solver))
-    return RegretMatchingAnytime(config.anytime_rounds or DEFAULT_ROUNDS, config.monte_carlo)
+    return RegretMatchingAnytime(config.anytime_rounds or DEFAULT_ROUNDS,
+                                estimate_options(config.monte_carlo))
 
 
 def regret_matching(config, walked: bool) -> bool:

@@ -98,6 +98,7 @@ class XDOAlgorithm(Algorithm):
         if self.solver == "lp":
             self._dual = [dual_matrix(tree, q) for q in range(2)]
             self._payoff = payoff_matrix(tree, 0, 1, 0)
+            self._inequalities, self._flow = _lp_rows(self._dual, self._payoff)
         self.cfr = RestrictedCFR(tree) if self.solver == "cfr" else None
         """CFR+'s state, carried from one restricted game to the next (``"cfr"``)."""
         self.warm = two_player_zero_sum
@@ -179,18 +180,17 @@ class XDOAlgorithm(Algorithm):
         plan ``x`` is its solution, and player 1's plan is the LP's dual (the multipliers of
         the constraints ``G_1 v <= M_0^T x``, one per restricted sequence of player 1)."""
         mine, theirs = self._sequences(0, allowed[0]), self._sequences(1, allowed[1])
-        s_0, dual = len(mine), self._dual[1]
+        s_0, duals = len(mine), self._dual[1].shape[1]
         rows = np.flatnonzero(theirs)
-        a_ub = sp.hstack([-self._payoff.T.tocsr()[rows], dual[rows]]).tocsr()
-        flow = self._dual[0].T.tocsr()
-        a_eq = sp.hstack([flow, sp.csr_matrix((flow.shape[0], dual.shape[1]))]).tocsr()
-        b_eq = np.zeros(flow.shape[0])
+        b_eq = np.zeros(self._flow.shape[0])
         b_eq[0] = 1.0
-        cost = np.zeros(s_0 + dual.shape[1])
+        cost = np.zeros(s_0 + duals)
         cost[s_0] = -1.0  # maximise v_0, player 0's guaranteed value in the restricted game
-        bounds = [(0, None) if ok else (0, 0) for ok in mine] + [(None, None)] * dual.shape[1]
-        result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=a_eq, b_eq=b_eq,
-                         bounds=bounds, method="highs")
+        bounds = np.zeros((s_0 + duals, 2))
+        bounds[:s_0, 1] = np.where(mine, np.inf, 0.0)
+        bounds[s_0:] = (-np.inf, np.inf)
+        result = linprog(cost, A_ub=self._inequalities[rows], b_ub=np.zeros(len(rows)),
+                         A_eq=self._flow, b_eq=b_eq, bounds=bounds, method="highs")
         if result.status != 0:
             raise MetaSolverError(f"xdo: the restricted-game LP failed ({result.message}); "
                                   f"the previous iteration is kept")
@@ -226,6 +226,17 @@ class XDOAlgorithm(Algorithm):
             if not np.array_equal(self.allowed(p, older), self.allowed(p, pop)):
                 return None
         return "restricted_game_complete"
+
+
+def _lp_rows(dual: list[sp.csr_matrix], payoff: sp.csr_matrix) -> tuple[sp.csr_matrix,
+                                                                        sp.csr_matrix]:
+    """The restricted LP's constraint matrices over the variables ``(x, v)``, built once: one
+    inequality row ``-M_0^T x + G_1 v <= 0`` per sequence of player 1 (each restricted game
+    keeps its own rows) and the flow constraints ``G_0^T x = e_0``."""
+    inequalities = sp.hstack([-payoff.T.tocsr(), dual[1]]).tocsr()
+    flow = dual[0].T.tocsr()
+    return inequalities, sp.hstack([flow, sp.csr_matrix((flow.shape[0],
+                                                         dual[1].shape[1]))]).tocsr()
 
 
 def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:

@@ -109,7 +109,7 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     if saved is not None:
         return saved
     labels = [m.label for m in game.methods]
-    options = run_config(game, game.methods[0], 0).monte_carlo
+    options = monte_carlo.estimate_options(run_config(game, game.methods[0], 0).monte_carlo)
     pyspiel_game = play_game(game.game)
     pairs, score = [], np.zeros((len(labels), len(labels)))
     for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):

@@ -12,7 +12,10 @@ An evaluator has
 - ``finish(state, backend) -> dict | None``: metrics that are measured once, when a run stops,
   to update its last row (the sampled lower bound), or None;
 - optionally ``during(state, backend) -> dict | None``: metrics measured after an iteration's
-  meta-solve where due (the sampled lower bound every K iterations or T seconds), or None.
+  meta-solve where due (the sampled lower bound every K iterations or T seconds), or None;
+- optionally ``refine(state, backend) -> bool``: after a meta-solve, re-estimate entries the
+  meta-strategy depends on (the sampled evaluator with ``monte_carlo.refine = "support"``);
+  True when some changed, and the loop then solves the meta-game again.
 
 :func:`make_evaluator` picks the exact one where the game's tree was walked.
 """

@@ -12,6 +12,8 @@ import numpy as np
 from psro.rl.rollout import Rollouts
 
 Z95 = 1.959963984540054
+ESTIMATE_DEFAULTS = {"tolerance": 0.02, "min_episodes": 256, "max_episodes": 8192, "batch": 256}
+"""The options of :func:`estimate` and their defaults."""
 
 
 class Estimate(NamedTuple):
@@ -58,26 +60,59 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
 
 
 def estimate(game, seats: list[list], weights: list[np.ndarray], seed: int,
-             tolerance: float = 0.02, min_episodes: int = 256, max_episodes: int = 8192,
-             batch: int = 256) -> Estimate:
+             tolerance: float = ESTIMATE_DEFAULTS["tolerance"],
+             min_episodes: int = ESTIMATE_DEFAULTS["min_episodes"],
+             max_episodes: int = ESTIMATE_DEFAULTS["max_episodes"],
+             batch: int = ESTIMATE_DEFAULTS["batch"], start: Estimate | None = None) -> Estimate:
     """Simulate until every player's 95% half-width is at most ``tolerance`` (after at least
-    ``min_episodes``) or ``max_episodes`` is reached. Deterministic for a given seed."""
+    ``min_episodes``) or ``max_episodes`` is reached. Deterministic for a given seed.
+
+    ``start``: an earlier estimate of the same profile to continue (its episodes count
+    towards ``min_episodes`` and ``max_episodes``; the new episodes are pooled with it, so
+    the result is what one estimate over all the episodes gives, up to float rounding).
+    Give a seed that its own episodes did not use."""
     n = len(seats)
     total, total_sq, count = np.zeros(n), np.zeros(n), 0
+    if start is not None and start.count > 0:
+        total, total_sq, count = _sums(start)
     round_ = 0
     while True:
-        size = min_episodes if count == 0 else min(batch, max_episodes - count)
+        if count >= max_episodes:
+            return Estimate(*_moments(total, total_sq, count), count)
+        size = min(max(min_episodes - count, batch if count else min_episodes),
+                   max_episodes - count)
         s, sq, c = simulate(game, seats, weights, size, seed + 7919 * round_)
         total, total_sq, count = total + s, total_sq + sq, count + c
         round_ += 1
-        mean = total / count
-        var = np.maximum(total_sq / count - mean ** 2, 0.0) * count / max(count - 1, 1)
-        se = np.sqrt(var / count)
-        if np.all(Z95 * se <= tolerance) or count >= max_episodes:
+        mean, se = _moments(total, total_sq, count)
+        if (np.all(Z95 * se <= tolerance) and count >= min_episodes) or count >= max_episodes:
             return Estimate(mean, se, count)
+
+
+def _moments(total: np.ndarray, total_sq: np.ndarray, count: int) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    """Mean and standard error (from the unbiased variance) of ``count`` returns."""
+    mean = total / count
+    var = np.maximum(total_sq / count - mean ** 2, 0.0) * count / max(count - 1, 1)
+    return mean, np.sqrt(var / count)
+
+
+def _sums(estimate_: Estimate) -> tuple[np.ndarray, np.ndarray, int]:
+    """The sums of returns and of squared returns behind an estimate (its inverse of
+    :func:`_moments`)."""
+    n = estimate_.count
+    mean, se = np.asarray(estimate_.mean, float), np.asarray(estimate_.std_err, float)
+    var = se ** 2 * n
+    return mean * n, (var * max(n - 1, 1) / n + mean ** 2) * n, n
 
 
 def estimate_profile(game, actors: list, seed: int, **options) -> Estimate:
     """:func:`estimate` for one pure profile (one actor per seat); ``options`` are those of
-    :func:`estimate`."""
+    :func:`estimate` (``start`` included)."""
     return estimate(game, [[a] for a in actors], [np.ones(1) for _ in actors], seed, **options)
+
+
+def estimate_options(options: dict) -> dict:
+    """The keys of a ``monte_carlo`` options table that :func:`estimate` reads (the others,
+    such as ``refine`` and ``iteration_episodes``, are for filling payoff tables)."""
+    return {k: v for k, v in options.items() if k in ESTIMATE_DEFAULTS}

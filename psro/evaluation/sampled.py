@@ -1,6 +1,18 @@
 """Sampled evaluation for games too large to walk: Monte Carlo payoff entries with standard
 errors, and an approximate exploitability (a lower bound) measured when the run stops, and
-during it where ``lower_bound`` asks (every K iterations or T seconds)."""
+during it where ``lower_bound`` asks (every K iterations or T seconds).
+
+Two ``monte_carlo`` options make the entries cheaper:
+
+- ``iteration_episodes = N`` caps the episodes an iteration spends on its payoff entries:
+  the new entries share ``N`` (each gets at most ``N // entries``, and ``min_episodes`` is
+  lowered to that where it is larger), and refinements spend what they leave;
+- ``refine = "support"`` samples every new entry with ``min_episodes`` only, then, after each
+  meta-solve, refines to the usual tolerance (or ``max_episodes``) the entries the
+  meta-strategy depends on (:mod:`psro.evaluation.refinement`), and solves again, at most
+  ``REFINE_ROUNDS`` times an iteration. ``refine = "all"`` (the default) estimates every new
+  entry to the tolerance at once.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +25,15 @@ from psro.backends import Backend, Task
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.evaluation import monte_carlo
+from psro.evaluation.refinement import entries_to_refine
 from psro.extensive_form.members import UniformMember
 from psro.payoffs import PayoffTable
 from psro.rl.config import PPOConfig
 from psro.seeds import derive_seed
 from psro.state import RunState
+
+REFINE_ROUNDS = 4
+"""Most refinement rounds (each followed by a meta-solve) in one iteration."""
 
 
 class SampledEvaluator:
@@ -34,7 +50,16 @@ class SampledEvaluator:
                               f"{context.config.game!r} is too large to walk")
         self.game = context.play_game
         self.seed = context.config.seed
-        self.options = dict(context.config.monte_carlo)
+        table_options = dict(context.config.monte_carlo)
+        self.refine_mode = table_options.get("refine", "all")
+        """``"all"`` or ``"support"`` (see the module docstring)."""
+        self.iteration_episodes = table_options.get("iteration_episodes")
+        """The cap on an iteration's payoff episodes (None: no cap)."""
+        self.options = monte_carlo.estimate_options(table_options)
+        """:func:`monte_carlo.estimate`'s options, for the entries and the lower bound."""
+        self.full = {**monte_carlo.ESTIMATE_DEFAULTS, **self.options}
+        self._spent = 0
+        self._rounds = 0
         self.ppo = PPOConfig.from_dict(context.config.ppo)
         schedule = dict(context.config.lower_bound)
         self.every, self.every_s = schedule.get("every"), schedule.get("every_s")
@@ -60,13 +85,17 @@ class SampledEvaluator:
                        [np.zeros(s, dtype=int) for s in shapes],
                        [np.full((len(new),) + s, np.nan) for s in shapes])
             return 0
+        self._spent, self._rounds = 0, 0
+        profiles_of = [list(itertools.product(*(range(s.start, s.stop) for s in block)))
+                       for block in blocks]
+        options = self._first_pass(sum(len(profiles) for profiles in profiles_of))
         values, counts, errors = [], [], []
-        for block in blocks:
-            profiles = list(itertools.product(*(range(s.start, s.stop) for s in block)))
+        for block, profiles in zip(blocks, profiles_of, strict=True):
             tasks = [Task(_estimate_profile, (
                 self.game, [populations[q][i].actor(None) for q, i in enumerate(profile)],
-                derive_seed(self.seed, 7, *profile), self.options)) for profile in profiles]
+                derive_seed(self.seed, 7, *profile), options)) for profile in profiles]
             estimates = backend.run(tasks)
+            self._spent += sum(e.count for e in estimates)
             shape = tuple(s.stop - s.start for s in block)
             values.append(np.stack([e.mean for e in estimates], axis=1)
                           .reshape((len(new),) + shape))
@@ -76,10 +105,58 @@ class SampledEvaluator:
         table.grow(new, blocks, values, counts, errors)
         return int(np.prod(new) - np.prod(old))
 
+    def _first_pass(self, entries: int) -> dict:
+        """The estimate options of an iteration's new entries: the run's, with ``max_episodes``
+        at ``min_episodes`` where they are refined later and both within the iteration's cap."""
+        options = dict(self.options)
+        most = self.full["max_episodes"]
+        if self.refine_mode == "support":
+            most = min(most, self.full["min_episodes"])
+        if self.iteration_episodes is not None and entries:
+            most = min(most, max(1, self.iteration_episodes // entries))
+        if most < self.full["max_episodes"]:
+            options["max_episodes"] = most
+            options["min_episodes"] = min(self.full["min_episodes"], most)
+        return options
+
+    def refine(self, state: RunState, backend: Backend) -> bool:
+        """With ``refine = "support"``: re-estimate, to the tolerance or ``max_episodes``
+        (within what is left of the iteration's cap), the coarse entries the meta-strategy
+        ``state.mixtures`` depends on. True when some entry changed (the loop then solves the
+        meta-game again); False when none needed it, the cap is spent or this iteration has
+        had ``REFINE_ROUNDS`` rounds."""
+        if self.refine_mode != "support" or not self.fill or self._rounds >= REFINE_ROUNDS:
+            return False
+        table = state.table
+        profiles = entries_to_refine(table, state.mixtures, self.full["tolerance"],
+                                     self.full["max_episodes"])
+        allowance = None
+        if self.iteration_episodes is not None and profiles:
+            allowance = (self.iteration_episodes - self._spent) // len(profiles)
+        if not profiles or (allowance is not None and allowance < 1):
+            return False
+        self._rounds += 1
+        tasks = []
+        for profile in profiles:
+            mean, std_err, count = table.entry(profile)
+            options = dict(self.options)
+            if allowance is not None:
+                options["max_episodes"] = min(self.full["max_episodes"], count + allowance)
+            start = monte_carlo.Estimate(mean, std_err, count)
+            tasks.append(Task(_estimate_profile, (
+                self.game, [state.populations[q][i].actor(None) for q, i in enumerate(profile)],
+                derive_seed(self.seed, 8, *profile, count), {**options, "start": start})))
+        for profile, estimate in zip(profiles, backend.run(tasks), strict=True):
+            self._spent += estimate.count - int(table.counts[profile])
+            table.set_entry(profile, estimate.mean, estimate.std_err, estimate.count,
+                            state.iteration)
+        return True
+
     def measure(self, populations: list[list], mixtures: list[np.ndarray],
                 table: PayoffTable) -> dict:
         """The meta-policy's values and its NashConv within the population (exploitability is
-        measured by :meth:`finish`)."""
+        measured by :meth:`finish`), and ``payoff_episodes``: the episodes this iteration
+        spent on payoff entries."""
         game = table.as_game()
         n = len(populations)
         if not self.fill:
@@ -88,7 +165,7 @@ class SampledEvaluator:
                     **{f"gain_p{p}": None for p in range(n)},
                     **{f"value_p{p}": None for p in range(n)}, "meta_game_nash_conv": None,
                     **{f"gain_std_err_p{p}": None for p in range(n)},
-                    "exploitability_half_width": None}
+                    "exploitability_half_width": None, "payoff_episodes": 0}
         values = solvers.expected_payoffs(game, mixtures)
         return {"exploitability": None, "nash_conv": None,
                 "exploitability_kind": "not_measured",
@@ -96,7 +173,7 @@ class SampledEvaluator:
                 **{f"value_p{p}": float(v) for p, v in enumerate(values)},
                 "meta_game_nash_conv": solvers.nash_conv(game, mixtures),
                 **{f"gain_std_err_p{p}": None for p in range(n)},
-                "exploitability_half_width": None}
+                "exploitability_half_width": None, "payoff_episodes": self._spent}
 
     def finish(self, state: RunState, backend: Backend) -> dict:
         """Approximate exploitability of the final meta-policy (:meth:`lower_bound`)."""
@@ -155,6 +232,7 @@ def lower_bound_with_curves(game, seats: list[list], mixtures: list[np.ndarray],
     from psro.rl.ppo import train_best_response
 
     n, seed = len(seats), seeds[0]
+    options = monte_carlo.estimate_options(options)
     base = monte_carlo.estimate(game, seats, mixtures, seed, **options)
     tasks = [Task(train_best_response, (game, p, seats, mixtures, ppo, seeds[p + 1], None,
                                         {"purpose": "exploitability"}))

@@ -92,3 +92,20 @@ def test_tabular_conversion_refuses_shared_keys():
 def test_too_large_game_refused_quickly():
     with pytest.raises(GameTooLargeError, match="more than 500 nodes"):
         SequenceFormGame(pyspiel.load_game("leduc_poker"), max_nodes=500)
+
+
+def test_a_game_found_too_large_is_refused_again_without_a_walk(monkeypatch):
+    from psro.extensive_form import tree_walk
+
+    game = pyspiel.load_game("kuhn_poker")  # 58 nodes
+    with pytest.raises(GameTooLargeError, match="more than 20 nodes"):
+        SequenceFormGame(game, max_nodes=20)
+
+    def no_walk(*args, **kwargs):
+        raise AssertionError("walked again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tree_walk.TreeWalk, "_walk", no_walk)
+        with pytest.raises(GameTooLargeError, match="more than 10 nodes"):
+            SequenceFormGame(game, max_nodes=10)
+    assert SequenceFormGame(game, max_nodes=100).num_players == 2  # a higher limit walks

@@ -75,3 +75,21 @@ def test_debate_experiment_smoke(tmp_path, monkeypatch):
             assert 0 <= results[f"{method}: {side}"][0] <= 1
     assert "| 2 |" in (tmp_path / "results.md").read_text()
     sys.modules.pop("debate", None)
+
+
+def test_payoff_entries_benchmark_compares_the_three_tables(tmp_path, capsys):
+    """One seed, one iteration: every method runs, the capped one keeps to its cap, and the
+    table has a row per method with the episodes relative to filling every entry."""
+    import psro
+
+    mod = importlib.import_module("bench_payoff_entries")
+    mod.main(["--out", str(tmp_path), "--iterations", "1", "--ppo-steps", "512",
+              "--seeds", "1", "--response-steps", "512", "--cap", "700", "--backend",
+              "local", "--monte-carlo", "max_episodes=256"])
+    out = capsys.readouterr().out
+    for label in ("| all | 1 |", "| support | 1 |", "| support + cap | 1 |"):
+        assert label in out
+    capped = psro.load_run(tmp_path / "phantom-ttt" / "support-cap" / "seed-0")
+    assert all(row["payoff_episodes"] <= 700 for row in capped.metrics)
+    assert (tmp_path / "report" / "report.md").is_file()
+    sys.modules.pop("bench_payoff_entries", None)

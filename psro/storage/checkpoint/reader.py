@@ -14,6 +14,7 @@ from psro.payoffs import PayoffTable
 from psro.state import RunState, joint_from_record
 from psro.storage.checkpoint.legacy import LEGACY_VERSIONS, check_rows, load_legacy
 from psro.storage.checkpoint.members import member_from_record, read_log
+from psro.storage.checkpoint.table_records import apply_refined
 from psro.storage.checkpoint.writer import (
     FORMAT_VERSION,
     RUN_FOLDERS,
@@ -215,6 +216,7 @@ def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: 
     values = np.zeros((n, *last["sizes"]))
     counts = np.zeros(tuple(last["sizes"]), dtype=np.int64)
     errors = np.zeros((n, *last["sizes"]))
+    refined: dict[tuple[int, ...], int] = {}
     for meta, arrays in records:
         for p, joined in enumerate(meta["members"]):
             for info in joined:
@@ -230,9 +232,11 @@ def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: 
             values[(slice(None),) + index] = arrays[f"block{b}_values"]
             counts[index] = arrays[f"block{b}_counts"]
             errors[(slice(None),) + index] = arrays[f"block{b}_std_errs"]
+        apply_refined(arrays, int(meta["iteration"]), values, counts, errors, refined)
         state.metrics.append(meta["metrics"])
         state.mixture_history.append(meta["mixtures"])
     state.table = PayoffTable.from_arrays(values, counts, errors, state.evaluation == "exact")
+    state.table.refined = refined
     state.mixtures = [np.asarray(m, float) for m in last["mixtures"]["mixtures"]]
     if "joint" in last["mixtures"]:
         joint = joint_from_record(last["mixtures"]["joint"])

@@ -14,9 +14,9 @@ import numpy as np
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.extensive_form.members import network_of
-from psro.payoffs import PayoffTable
 from psro.state import RunState
 from psro.storage.checkpoint.members import network_files, network_path
+from psro.storage.checkpoint.table_records import table_arrays
 from psro.storage.files import (
     TEMPORARY_FILE,
     DirectoryLock,
@@ -227,11 +227,7 @@ class RunWriter:
                 joined.append({"name": member.name, "kind": member.kind,
                                "network": network is not None, **vouched, **member.metadata})
             members.append(joined)
-        for b, block in enumerate(PayoffTable.new_blocks(sizes_before, sizes)):
-            values, counts, errors = state.table.block(block)
-            arrays[f"block{b}_values"] = values
-            arrays[f"block{b}_counts"] = counts
-            arrays[f"block{b}_std_errs"] = errors
+        arrays.update(table_arrays(state.table, k, sizes_before, sizes))
         row = state.metrics[k]
         data = _view_data(state, k, log_rows_before, log_rows)
         if append:
@@ -301,3 +297,4 @@ class RunWriter:
         for name in ("checkpoint.npz", "payoffs.npz", "population.npz", "population.json",
                      "ppo_log.jsonl"):
             (self.path / name).unlink(missing_ok=True)
+
