@@ -24,6 +24,21 @@ def numbers(rows: list[dict]) -> list[dict]:
              and not k.startswith("response_gain_p")} for row in rows]
 
 
+def random_kuhn_profile(tree, seed: int) -> list:
+    """One random tabular policy per player of Kuhn poker's walked ``tree`` (every action
+    with probability at least 0.1 / 1.1), seeded."""
+    import numpy as np
+
+    from psro.extensive_form.policies import TabularPolicy
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in range(2):
+        probs = tree.uniform_policy(p) * rng.uniform(0.1, 1, (tree.players[p].num_infosets, 2))
+        out.append(TabularPolicy(p, probs / probs.sum(axis=1, keepdims=True)))
+    return out
+
+
 @pytest.fixture(scope="session")
 def kuhn():
     """Kuhn poker and its walked tree."""

@@ -2,25 +2,16 @@
 
 import numpy as np
 import pytest
-from conftest import TIMING
+from conftest import TIMING, random_kuhn_profile
 
 import psro
 from psro.evaluation import monte_carlo
 from psro.extensive_form.policies import TabularPolicy, tabularise
 
 
-def _random_profile(tree, seed):
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in range(2):
-        probs = tree.uniform_policy(p) * rng.uniform(0.1, 1, (tree.players[p].num_infosets, 2))
-        out.append(TabularPolicy(p, probs / probs.sum(axis=1, keepdims=True)))
-    return out
-
-
 def test_confidence_intervals_cover_exact_values_at_the_stated_rate(kuhn):
     game, tree = kuhn
-    profile = _random_profile(tree, 0)
+    profile = random_kuhn_profile(tree, 0)
     exact = tree.expected_returns([m.realization_plan(tree) for m in profile])[0]
     actors = [m.actor(tree) for m in profile]
     covered = 0
@@ -36,7 +27,7 @@ def test_confidence_intervals_cover_exact_values_at_the_stated_rate(kuhn):
 
 def test_adaptive_sampling_stops_at_tolerance_or_cap(kuhn):
     game, tree = kuhn
-    actors = [m.actor(tree) for m in _random_profile(tree, 1)]
+    actors = [m.actor(tree) for m in random_kuhn_profile(tree, 1)]
     est = monte_carlo.estimate_profile(game, actors, 0, tolerance=0.05, max_episodes=100_000)
     assert est.half_width.max() <= 0.05 and est.count < 100_000
     capped = monte_carlo.estimate_profile(game, actors, 0, tolerance=1e-6, max_episodes=1024)

@@ -3,7 +3,7 @@ cap, and runs that use them (games too large to walk, forced here with max_nodes
 
 import numpy as np
 import pytest
-from conftest import TIMING
+from conftest import TIMING, random_kuhn_profile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
@@ -15,18 +15,9 @@ from psro.extensive_form.policies import TabularPolicy, tabularise
 from psro.payoffs import PayoffTable
 
 
-def _profile(tree, seed):
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in range(2):
-        probs = tree.uniform_policy(p) * rng.uniform(0.1, 1, (tree.players[p].num_infosets, 2))
-        out.append(TabularPolicy(p, probs / probs.sum(axis=1, keepdims=True)))
-    return out
-
-
 def test_a_continued_estimate_pools_its_episodes_with_the_earlier_ones(kuhn):
     game, tree = kuhn
-    actors = [m.actor(tree) for m in _profile(tree, 2)]
+    actors = [m.actor(tree) for m in random_kuhn_profile(tree, 2)]
     seats, weights = [[a] for a in actors], [np.ones(1), np.ones(1)]
     first = monte_carlo.estimate_profile(game, actors, 11, min_episodes=300, max_episodes=300)
     more = monte_carlo.estimate_profile(game, actors, 99, tolerance=1e-9, min_episodes=256,
@@ -44,7 +35,7 @@ def test_a_continued_estimate_pools_its_episodes_with_the_earlier_ones(kuhn):
 
 def test_continued_estimates_cover_the_exact_value_at_the_stated_rate(kuhn):
     game, tree = kuhn
-    profile = _profile(tree, 0)
+    profile = random_kuhn_profile(tree, 0)
     exact = tree.expected_returns([m.realization_plan(tree) for m in profile])[0]
     actors = [m.actor(tree) for m in profile]
     covered, trials = 0, 40
