@@ -7,7 +7,9 @@ response per player, Monte Carlo values), is measured at several best-response b
 seeds and printed beside the exact value, with their ratio.
 
 Run: ``python experiments/bench_lower_bound.py RUN_DIR [RUN_DIR ...] [--budgets 25000,100000]
-[--seeds 2]``; writes ``lower_bound.csv`` next to the first run unless ``--out FILE``.
+[--seeds 2] [--ppo KEY=VALUE ...]``; writes ``lower_bound.csv`` next to the first run unless
+``--out FILE``. ``--ppo`` sets the best responses' PPO options (default: the lower bound's,
+:func:`psro.rl.config.response_config`, the budget aside).
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ import games  # noqa: E402
 import psro  # noqa: E402
 from games.simulation import turn_based  # noqa: E402
 from psro.backends import LocalBackend  # noqa: E402
+from psro.cli.common import options  # noqa: E402
 from psro.evaluation.sampled import ppo_lower_bound  # noqa: E402
-from psro.rl.config import PPOConfig  # noqa: E402
+from psro.rl.config import response_config  # noqa: E402
 from psro.seeds import derive_seed  # noqa: E402
 
 
-def measure(run_dir: Path, budgets: list[int], seeds: int) -> list[dict]:
+def measure(run_dir: Path, budgets: list[int], seeds: int,
+            ppo: dict | None = None) -> list[dict]:
     """Rows ``{game, run, exact, budget, bound, half_width, ratio, seconds}`` for one run."""
     run = psro.load_run(run_dir)
     exact = psro.exploitability(run.config.game, run.meta_policy()).exploitability
@@ -45,9 +49,10 @@ def measure(run_dir: Path, budgets: list[int], seeds: int) -> list[dict]:
     for budget in budgets:
         values, start = [], time.perf_counter()
         for s in range(seeds):
-            row = ppo_lower_bound(game, seats, run.mixtures, PPOConfig.from_dict(
-                {"env_steps": budget}), [derive_seed(s, 31337, p) for p in range(3)], {},
-                LocalBackend())
+            config = response_config({**(ppo or {}), "env_steps": budget})
+            row = ppo_lower_bound(game, seats, run.mixtures, config,
+                                  [derive_seed(s, 31337, p) for p in range(3)], {},
+                                  LocalBackend())
             values.append(row["exploitability"])
         mean = float(np.mean(values))
         half = float(stats.t.ppf(0.975, seeds - 1) * np.std(values, ddof=1) / math.sqrt(seeds)) \
@@ -68,10 +73,13 @@ def main() -> None:
     parser.add_argument("--budgets", default="25000,100000,400000",
                         help="best-response budgets in env steps, comma-separated")
     parser.add_argument("--seeds", type=int, default=2, help="seeds per budget")
+    parser.add_argument("--ppo", action="append", default=[], metavar="KEY=VALUE",
+                        help="PPO option of the best responses (repeatable)")
     parser.add_argument("--out", help="CSV file (default: lower_bound.csv beside the first run)")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
-    rows = [row for d in args.runs for row in measure(Path(d), budgets, args.seeds)]
+    ppo = options(args.ppo, "--ppo")
+    rows = [row for d in args.runs for row in measure(Path(d), budgets, args.seeds, ppo)]
     out = Path(args.out) if args.out else Path(args.runs[0]).parent / "lower_bound.csv"
     with out.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))

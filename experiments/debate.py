@@ -68,11 +68,14 @@ def honest_win_rate(spec: str, seats: list[list], mixtures: list[np.ndarray], se
 
 
 def methods(ppo_steps: int) -> dict[str, dict]:
-    """The two trained methods' RunConfig settings."""
+    """The two trained methods' RunConfig settings (the lower bound each run measures when it
+    stops, which this experiment does not read, at one response's budget)."""
+    bound = {"env_steps": ppo_steps}
     return {"psro": {"oracle": "ppo", "algorithm": "psro", "meta_solver": "nash",
-                     "ppo": {"env_steps": ppo_steps}, "monte_carlo": PAYOFFS},
+                     "ppo": {"env_steps": ppo_steps}, "monte_carlo": PAYOFFS,
+                     "lower_bound": bound},
             "self-play": {"oracle": "ppo", "algorithm": "psro", "meta_solver": "latest",
-                          "ppo": {**STOCHASTIC, "env_steps": ppo_steps}}}
+                          "ppo": {**STOCHASTIC, "env_steps": ppo_steps}, "lower_bound": bound}}
 
 
 def measure(spec: str, reveals: int, size: int, seeds: list[int], configs: dict, out: Path,
@@ -189,8 +192,8 @@ def main(argv=None) -> None:
     env_steps = 3000 if args.quick else args.env_steps
     configs = {name: {**settings, "env_step_budget": env_steps}
                for name, settings in methods(1000 if args.quick else args.ppo_steps).items()}
-    if args.quick:  # the quick game is walked: its payoffs are exact
-        configs = {name: {k: v for k, v in c.items() if k != "monte_carlo"}
+    if args.quick:  # the quick game is walked: its payoffs and exploitability are exact
+        configs = {name: {k: v for k, v in c.items() if k not in ("monte_carlo", "lower_bound")}
                    for name, c in configs.items()}
     results = {}
     for k in reveals:

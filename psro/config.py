@@ -11,7 +11,7 @@ from pathlib import Path
 
 import solvers
 from psro.errors import ConfigError
-from psro.rl.config import PPOConfig
+from psro.rl.config import PPOConfig, response_config
 from psro.storage.text_files import read_toml
 
 OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo", "lower_bound")
@@ -22,7 +22,7 @@ MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch", "re
 REFINE_MODES = ("all", "support")
 """Values of ``monte_carlo.refine``: which sampled entries get the full tolerance when they
 are first filled (all of them), or only those the meta-strategy depends on."""
-LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps")
+LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps", "ppo")
 DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
@@ -103,8 +103,10 @@ class RunConfig:
     lower_bound: dict = field(default_factory=dict)
     """Approximate exploitability of games too large to walk, measured during the run:
     ``every`` (iterations) and/or ``every_s`` (seconds of run time since the last measurement),
-    and ``env_steps``, the budget of each player's PPO best response (default: the ``ppo``
-    table's). Without ``every`` or ``every_s`` it is measured once, when the run stops."""
+    ``env_steps``, the budget of each player's PPO best response (default 400,000), and
+    ``ppo``, other PPO options of those responses (default: ``psro.rl.config.RESPONSE_DEFAULTS``
+    over the PPO defaults; never the ``ppo`` table's, so that every method's bound is measured
+    alike). Without ``every`` or ``every_s`` it is measured once, when the run stops."""
     tensorboard: bool = False
     """Also write every numeric metric as a TensorBoard scalar under DIR/tensorboard."""
 
@@ -159,6 +161,7 @@ class RunConfig:
             if key in self.lower_bound:
                 check_count(f"lower_bound.{key}", self.lower_bound[key])
         check_positive("lower_bound.every_s", self.lower_bound.get("every_s"))
+        check_response_options(self.lower_bound.get("ppo"))
         if not isinstance(self.tensorboard, bool):
             raise ConfigError(f"tensorboard must be true or false; got {self.tensorboard!r}")
         return self
@@ -258,6 +261,22 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
         shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) \
             and abs(value) < 10**30 else repr(value)[:40]
         raise ConfigError(f"{name} must be {kind}; got {shown}")
+
+
+def check_response_options(options) -> None:
+    """``lower_bound.ppo``: None or a table of PPO options without ``env_steps`` (the budget
+    is ``lower_bound.env_steps``)."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ConfigError(f"lower_bound.ppo must be a table of PPO options; got {options!r}")
+    if "env_steps" in options:
+        raise ConfigError("lower_bound.ppo.env_steps: give the responses' budget as "
+                          "lower_bound.env_steps")
+    try:
+        response_config(options)
+    except ConfigError as err:
+        raise ConfigError(f"lower_bound.ppo: {err}") from None
 
 
 def check_monte_carlo(options: dict) -> None:

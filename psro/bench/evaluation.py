@@ -3,8 +3,9 @@ exploitability of each run's final meta-policy at one shared best-response budge
 head-to-head results between the methods' final meta-policies.
 
 Lower bound: for each player a fresh PPO best response of ``SuiteGame.response_steps`` env
-steps (default PPO options otherwise) is trained against the final meta-policy, seeded by the
-run's seed only, so that every method of a seed faces the same response training; its gain
+steps (the lower bound's PPO options otherwise, :func:`psro.rl.config.response_config`) is
+trained against the final meta-policy, seeded by the run's seed only, so that every method of a
+seed faces the same response training; its gain
 over the meta-policy's value, both by Monte Carlo, is a lower bound on the true gain
 (:func:`psro.evaluation.sampled.lower_bound_with_curves`). The responses' training curves are
 kept with it.
@@ -34,13 +35,15 @@ from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
 from psro.evaluation.sampled import lower_bound_with_curves
 from psro.payoffs import utility_scale
-from psro.rl.config import PPOConfig
+from psro.rl.config import response_config
 from psro.seeds import derive_seed
 from psro.storage import checkpoint
 from psro.storage.files import atomic_write_text
 from psro.storage.text_files import read_json
 
-VERSION = 2
+VERSION = 3
+"""Bumped when a measurement changes (3: the lower bound's own PPO options), so that bounds and
+scores measured before are measured again."""
 CURVE_KEYS = ("env_steps", "mean_return", "episodes")
 """What is kept of each PPO update of a lower bound's response (its training curve)."""
 
@@ -86,7 +89,7 @@ def shared_lower_bound(run, path: Path) -> dict:
     try:
         row, logs = lower_bound_with_curves(
             play_game(game.game), seats, mixtures,
-            PPOConfig.from_dict({"env_steps": game.response_steps}), seeds, options, backend)
+            response_config({"env_steps": game.response_steps}), seeds, options, backend)
     finally:
         backend.close()
     made = {"key": key, **row, "curves": [[{k: r.get(k) for k in CURVE_KEYS} for r in log]

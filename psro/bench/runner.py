@@ -142,8 +142,8 @@ def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
 class SuiteProgress:
     """The suite's progress lines: which run of how many, the suite's time so far and the time
     left, then each run's outcome. The time left sums, over the remaining runs, how long the
-    runs of the same game and method took in this call (else of the same game, else the run's
-    budget): "about" once such times exist, "at most" (the budgets) before."""
+    runs of the same game and method took in this call (else of the same game): "about" that
+    much; runs of games not timed yet count with their budgets, "at most"."""
 
     def __init__(self, runs: list[PlannedRun], stream: TextIO | None = None):
         import sys
@@ -153,28 +153,42 @@ class SuiteProgress:
         self.began = self.start
         self.took: dict[tuple[str, str], list[float]] = {}
 
-    def left(self, k: int) -> tuple[float, bool]:
-        """Seconds the runs from ``k`` on should take, and whether it is measured (not only
-        budgets)."""
-        total, measured = 0.0, False
+    def left(self, k: int) -> tuple[float, float, int]:
+        """For the runs from ``k`` on: the seconds the timed ones should take (from the times
+        of their game's runs), and the budgets and count of the others."""
+        timed, budgets, untimed = 0.0, 0.0, 0
         for run in self.runs[k:]:
             same = self.took.get((run.game.label, run.method.label))
-            game = [t for (g, _), ts in self.took.items() if g == run.game.label for t in ts]
-            seen = same or game
-            measured |= bool(seen)
-            total += min(run.game.time_budget_s, sum(seen) / len(seen)) if seen \
-                else run.game.time_budget_s
-        return total, measured
+            seen = same or [t for (g, _), ts in self.took.items() if g == run.game.label
+                            for t in ts]
+            if seen:
+                timed += min(run.game.time_budget_s, sum(seen) / len(seen))
+            else:
+                budgets += run.game.time_budget_s
+                untimed += 1
+        return timed, budgets, untimed
+
+    def left_text(self, k: int) -> str:
+        """The time left in words: "about 6m left", "at most 3h left", or both ("about 6m
+        left, and at most 3h for 6 runs of games not timed yet")."""
+        from psro.cli.progress import duration
+
+        timed, budgets, untimed = self.left(k)
+        if not untimed:
+            return f"about {duration(timed)} left"
+        if timed == 0:
+            return f"at most {duration(budgets)} left"
+        return f"about {duration(timed)} left, and at most {duration(budgets)} for " \
+               f"{untimed} run{'s' if untimed > 1 else ''} of games not timed yet"
 
     def starting(self, k: int) -> None:
         """Before run ``k`` (0-based)."""
         from psro.cli.progress import duration
 
         self.began = time.perf_counter()
-        left, measured = self.left(k)
         print(f"[{k + 1}/{len(self.runs)}] {self.runs[k].name}  (suite "
-              f"{duration(self.began - self.start)}, {'about' if measured else 'at most'} "
-              f"{duration(left)} left)", file=self.stream, flush=True)
+              f"{duration(self.began - self.start)}, {self.left_text(k)})", file=self.stream,
+              flush=True)
 
     def finished(self, k: int, row: dict, extra: str = "", ran: bool = True) -> None:
         """After run ``k``, with its last metrics row (``ran``: False where it was skipped)."""

@@ -52,12 +52,11 @@ class Evaluator(Protocol):
 
 
 SETTINGS: dict[str, tuple[str, ...]] = {"exact": (),
-                                        "sampled": ("monte_carlo", "ppo", "lower_bound",
-                                                    "seed")}
+                                        "sampled": ("monte_carlo", "lower_bound", "seed")}
 """The RunConfig fields each evaluator reads: exact values need no options (nor a seed);
-sampled ones read the Monte Carlo tolerance, the PPO options of the best responses that
-measure the approximate exploitability, when and with what budget to measure it, and the seed
-of all of them."""
+sampled ones read the Monte Carlo tolerance, when and with what best responses to measure the
+approximate exploitability (``lower_bound``: their budget and PPO options; never the oracle's
+``ppo`` table), and the seed of all of them."""
 
 
 def make_evaluator(context: GameContext) -> Evaluator:

@@ -28,7 +28,7 @@ from psro.evaluation import monte_carlo
 from psro.evaluation.refinement import entries_to_refine
 from psro.extensive_form.members import UniformMember
 from psro.payoffs import PayoffTable
-from psro.rl.config import PPOConfig
+from psro.rl.config import PPOConfig, response_config
 from psro.seeds import derive_seed
 from psro.state import RunState
 
@@ -60,12 +60,11 @@ class SampledEvaluator:
         self.full = {**monte_carlo.ESTIMATE_DEFAULTS, **self.options}
         self._spent = 0
         self._rounds = 0
-        self.ppo = PPOConfig.from_dict(context.config.ppo)
         schedule = dict(context.config.lower_bound)
         self.every, self.every_s = schedule.get("every"), schedule.get("every_s")
-        if "env_steps" in schedule:
-            self.ppo = PPOConfig.from_dict({**context.config.ppo,
-                                            "env_steps": schedule["env_steps"]})
+        budget = {"env_steps": schedule["env_steps"]} if "env_steps" in schedule else {}
+        self.ppo = response_config({**schedule.get("ppo", {}), **budget})
+        """The PPO options of the lower bound's best responses (never the oracle's)."""
         self.num_players = context.num_players
         self.fill = True
         """Whether the payoff entries are estimated (set off where no part reads them: the
@@ -193,9 +192,10 @@ class SampledEvaluator:
     def lower_bound(self, state: RunState, backend: Backend) -> dict:
         """:func:`ppo_lower_bound` of the current meta-policy, seeded by the run's seed and the
         iteration only (so every method of a comparison, at the same seed and iteration, trains
-        its responses from the same seeds), with the budget of ``lower_bound.env_steps`` (else
-        the ``ppo`` table's). The responses' training logs go to the oracle log, tagged
-        ``purpose = "lower_bound"``; the row gains ``exploitability_half_width`` (95%)."""
+        its responses from the same seeds), with the ``lower_bound`` table's responses
+        (:func:`psro.rl.config.response_config`: the same options for every method). The
+        responses' training logs go to the oracle log, tagged ``purpose = "lower_bound"``; the
+        row gains ``exploitability_half_width`` (95%)."""
         seats = [[m.actor(None) for m in pop] for pop in state.populations]
         seeds = [derive_seed(self.seed, 10**6 + state.iteration, p)
                  for p in range(len(seats) + 1)]

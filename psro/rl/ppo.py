@@ -282,34 +282,34 @@ def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng
     adv_t = torch.as_tensor(adv_np, dtype=torch.float32)
     size = len(act_t)
     mb = max(1, size // config.minibatches)
-    kls, clipfracs, entropies, vlosses, plosses = [], [], [], [], []
+    params = list(net.parameters())
+    measured = []  # per minibatch: approx KL, clip fraction, entropy, value and policy losses
     for _ in range(config.epochs):
         order = rng.permutation(size)
         for s in range(0, size, mb):
             b = torch.as_tensor(order[s:s + mb])
-            logits = net.logits(obs_t[b], mask_t[b])
-            logp_all = torch.log_softmax(logits, dim=-1)
+            obs, mask, old_logp = obs_t[b], mask_t[b], old_logp_t[b]
+            logp_all = torch.log_softmax(net.logits(obs, mask), dim=-1)
             logp = logp_all.gather(1, act_t[b][:, None])[:, 0]
-            p_all = logp_all.exp()
-            entropy = -(p_all * torch.where(mask_t[b], logp_all, 0.0)).sum(-1).mean()
-            ratio = (logp - old_logp_t[b]).exp()
-            with torch.no_grad():
-                kls.append(float(((ratio - 1) - (logp - old_logp_t[b])).mean()))
-                clipfracs.append(float(((ratio - 1).abs() > config.clip).float().mean()))
+            entropy = -(logp_all.exp() * torch.where(mask, logp_all, 0.0)).sum(-1).mean()
+            log_ratio = logp - old_logp
+            ratio = log_ratio.exp()
             a = adv_t[b]
             if len(b) > 1:
                 a = (a - a.mean()) / (a.std() + 1e-8)
             pg = torch.max(-a * ratio, -a * ratio.clamp(1 - config.clip, 1 + config.clip))
             policy_loss = pg.mean()
-            value_loss = 0.5 * ((net.value(obs_t[b]) - returns_t[b]) ** 2).mean()
+            value_loss = 0.5 * ((net.value(obs) - returns_t[b]) ** 2).mean()
             loss = policy_loss - config.entropy_coef * entropy + config.value_coef * value_loss
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
             optimizer.step()
-            entropies.append(float(entropy.detach()))
-            vlosses.append(float(value_loss.detach()))
-            plosses.append(float(policy_loss.detach()))
+            with torch.no_grad():  # read once after the epochs, not one sync per number
+                measured.append(torch.stack((((ratio - 1) - log_ratio).mean(),
+                                             ((ratio - 1).abs() > config.clip).float().mean(),
+                                             entropy, value_loss, policy_loss)))
+    kls, clipfracs, entropies, vlosses, plosses = torch.stack(measured).T.tolist()
     target = returns_t.numpy()
     var = np.var(target)
     explained = float("nan") if var == 0 else float(1 - np.var(target - values_np) / var)

@@ -88,7 +88,8 @@ def test_anytime_on_a_game_too_large_to_walk_mixes_as_the_walked_run():
     walked run finds (same seeds, same plays), and the run ends with a sampled lower bound."""
     walked = psro.PSRO("kuhn_poker", "ppo", "nash", **RM)
     walked.run(iterations=2)
-    sampled = psro.PSRO("kuhn_poker", "ppo", "nash", max_nodes=10, **RM)
+    sampled = psro.PSRO("kuhn_poker", "ppo", "nash", max_nodes=10,
+                        lower_bound={"env_steps": 4000}, **RM)
     rows = sampled.run(iterations=2)
     assert sampled.evaluator.name == "sampled"
     for p in range(2):

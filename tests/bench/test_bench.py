@@ -122,6 +122,25 @@ def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
     assert "holds no suite that can be reported" in capsys.readouterr().err
 
 
+def test_the_time_left_is_measured_where_it_can_be_and_a_budget_elsewhere():
+    from types import SimpleNamespace as Of
+
+    from psro.bench.runner import SuiteProgress
+
+    def run(game, method, budget):
+        return Of(game=Of(label=game, time_budget_s=budget), method=Of(label=method))
+
+    runs = [run("A", "x", 100), run("A", "y", 100), run("A", "x", 100), run("B", "x", 50)]
+    progress = SuiteProgress(runs)
+    assert progress.left_text(0) == "at most 5m50s left"
+    progress.took[("A", "x")] = [10.0, 20.0]  # "y" has not run: its game's mean stands for it
+    assert progress.left(1) == (15.0 + 15.0, 50.0, 1)
+    assert progress.left_text(1) == \
+        "about 30.0s left, and at most 50.0s for 1 run of games not timed yet"
+    progress.took[("B", "x")] = [7.0]
+    assert progress.left_text(3) == "about 7.0s left"
+
+
 def test_a_method_may_not_set_what_the_suite_sets():
     game = SuiteGame("kuhn_poker", "K", "walkable", (Method("m", {"seed": 3}),), 1.0)
     from psro.bench.suites import check_suite

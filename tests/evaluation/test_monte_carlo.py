@@ -38,7 +38,7 @@ def _config(**extra):
     return psro.RunConfig(game="kuhn_poker", oracle="ppo", meta_solver="nash", max_nodes=10,
                           ppo={"env_steps": 4000, "num_envs": 32, "steps_per_update": 512},
                           monte_carlo={"tolerance": 0.1, "max_episodes": 4096}, seed=3,
-                          **extra)
+                          lower_bound={"env_steps": 4000}, **extra)
 
 
 def test_psro_with_sampled_payoffs_and_approximate_exploitability(kuhn, tmp_path):

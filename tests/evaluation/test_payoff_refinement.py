@@ -116,7 +116,8 @@ def _config(**monte_carlo_options):
     return psro.RunConfig(game="kuhn_poker", oracle="ppo", meta_solver="nash", max_nodes=10,
                           ppo={"env_steps": 4000, "num_envs": 32, "steps_per_update": 512},
                           monte_carlo={"tolerance": 0.05, "max_episodes": 4096,
-                                       **monte_carlo_options}, seed=3)
+                                       **monte_carlo_options}, seed=3,
+                          lower_bound={"env_steps": 4000})
 
 
 def test_refined_runs_keep_the_cap_agree_with_exact_values_and_resume_exactly(kuhn, tmp_path):

@@ -20,7 +20,7 @@ SAMPLED = {"max_nodes": 50, "monte_carlo": {"min_episodes": 64, "max_episodes": 
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("sampled") / "run"
     psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 800, "greedy": False}, seed=2,
-              out=out, iterations=3, **SAMPLED).run()
+              out=out, iterations=3, lower_bound={"env_steps": 800}, **SAMPLED).run()
     return out
 
 
@@ -77,6 +77,29 @@ def test_the_lower_bound_measured_during_a_run_stays_below_the_exact_value(tmp_p
         psro.PSRO("kuhn_poker", "exact", lower_bound={"every": 2})
     with pytest.raises(psro.ConfigError, match="unknown lower_bound option"):
         psro.PSRO("kuhn_poker", "ppo", lower_bound={"each": 2}, **SAMPLED)
+
+
+def test_methods_whose_oracles_train_differently_get_their_bounds_alike():
+    """The lower bound's responses have their own PPO options, never the oracle's: two runs of
+    one seed that differ only in their oracles' PPO options measure the same bound of the same
+    meta-policy (iteration 0's uniform members) with the same responses. (They used to train
+    with each run's options: a self-play baseline at entropy 0.1 got a weaker response, so a
+    lower bound, than PSRO at 0.01.)"""
+    bound = {"env_steps": 2000, "ppo": {"num_envs": 32, "steps_per_update": 256}}
+    rows = []
+    for ppo in ({}, {"entropy_coef": 0.5, "greedy": False, "learning_rate": 1e-4}):
+        run = psro.PSRO("kuhn_poker", "ppo", seed=5, lower_bound=bound, ppo=ppo, **SAMPLED)
+        run.step()  # iteration 0: the uniform members, whatever the oracle
+        rows.append(run.evaluator.finish(run.state, run.backend))
+    assert rows[0]["exploitability_kind"] == "approximate_lower_bound"
+    keys = ("exploitability", "gain_p0", "gain_p1", "value_p0")
+    assert [rows[0][k] for k in keys] == [rows[1][k] for k in keys]
+    # and the uniform policy's exploitability (0.4583) is what the bound approaches
+    assert 0.2 < rows[0]["exploitability"] < 0.4583 + rows[0]["exploitability_half_width"]
+    with pytest.raises(psro.ConfigError, match="lower_bound.ppo.env_steps"):
+        psro.PSRO("kuhn_poker", "ppo", lower_bound={"ppo": {"env_steps": 5}}, **SAMPLED)
+    with pytest.raises(psro.ConfigError, match="lower_bound.ppo: unknown PPO option"):
+        psro.PSRO("kuhn_poker", "ppo", lower_bound={"ppo": {"entropy": 5}}, **SAMPLED)
 
 
 def test_a_baseline_whose_meta_solver_reads_no_payoffs_estimates_none(tmp_path):
