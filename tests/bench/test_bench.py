@@ -187,3 +187,20 @@ def test_a_game_without_perfect_recall_is_played_with_sampled_payoffs():
     assert run.evaluator.name == "sampled"
     with pytest.raises(psro.GameTooLargeError, match="no perfect recall"):
         psro.PSRO(spec, "exact")
+
+
+def test_the_shipped_suite_files_can_run():
+    """Every suite file in experiments/suites reads and every run of it is a valid RunConfig
+    (options change over time; a shipped file must not be left refusing to run)."""
+    from pathlib import Path
+
+    from psro.bench.suites import read_suite, run_config
+
+    files = sorted((Path(__file__).parents[2] / "experiments" / "suites").glob("*.toml"))
+    assert len(files) >= 2
+    for path in files:
+        suite = read_suite(path)
+        for game in suite.games:
+            for method in game.methods:
+                config = run_config(game, method, suite.seeds[-1])
+                assert config.lower_bound["env_steps"] == game.response_steps
