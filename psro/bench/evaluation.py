@@ -5,10 +5,9 @@ head-to-head results between the methods' final meta-policies.
 Lower bound: for each player a fresh PPO best response of ``SuiteGame.response_steps`` env
 steps (the lower bound's PPO options otherwise, :func:`psro.rl.config.response_config`) is
 trained against the final meta-policy, seeded by the run's seed only, so that every method of a
-seed faces the same response training; its gain
-over the meta-policy's value, both by Monte Carlo, is a lower bound on the true gain
-(:func:`psro.evaluation.sampled.lower_bound_with_curves`). The responses' training curves are
-kept with it.
+seed faces the same response training; its gain over the meta-policy's value, both by Monte
+Carlo, is a lower bound on the true gain (:func:`psro.evaluation.sampled.lower_bound_with_curves`).
+The responses' training curves are kept with it.
 
 Head to head: for two methods A and B and a seed both ran, A's meta-policy plays B's once in
 each seat (Monte Carlo, seeded), and A's score is its mean return over the two seatings. Over
