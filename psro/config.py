@@ -22,7 +22,7 @@ MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch", "re
 REFINE_MODES = ("all", "support")
 """Values of ``monte_carlo.refine``: which sampled entries get the full tolerance when they
 are first filled (all of them), or only those the meta-strategy depends on."""
-LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps", "ppo")
+LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps", "ppo", "final")
 DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
@@ -93,7 +93,8 @@ class RunConfig:
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
     """PPO options (fields of psro.rl.config.PPOConfig), e.g. {env_steps = 60000}: for the
-    "ppo" oracle and for the responses that measure approximate exploitability."""
+    "ppo" oracle (the responses that measure approximate exploitability have their own, in
+    ``lower_bound``)."""
     monte_carlo: dict = field(default_factory=dict)
     """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
     min_episodes (256), max_episodes (8192), batch (256); refine ("all", or "support": new
@@ -106,7 +107,9 @@ class RunConfig:
     ``env_steps``, the budget of each player's PPO best response (default 400,000), and
     ``ppo``, other PPO options of those responses (default: ``psro.rl.config.RESPONSE_DEFAULTS``
     over the PPO defaults; never the ``ppo`` table's, so that every method's bound is measured
-    alike). Without ``every`` or ``every_s`` it is measured once, when the run stops."""
+    alike), and ``final`` (default true): whether it is also measured when the run stops (a
+    benchmark suite that measures every run's final meta-policy itself sets it false). Without
+    ``every`` or ``every_s`` it is measured once, when the run stops."""
     tensorboard: bool = False
     """Also write every numeric metric as a TensorBoard scalar under DIR/tensorboard."""
 
@@ -161,6 +164,14 @@ class RunConfig:
             if key in self.lower_bound:
                 check_count(f"lower_bound.{key}", self.lower_bound[key])
         check_positive("lower_bound.every_s", self.lower_bound.get("every_s"))
+        final = self.lower_bound.get("final", True)
+        if not isinstance(final, bool):
+            raise ConfigError(f"lower_bound.final must be true or false; got {final!r}")
+        unread = sorted({"env_steps", "ppo"} & set(self.lower_bound))
+        if not final and unread and not {"every", "every_s"} & set(self.lower_bound):
+            raise ConfigError(f"lower_bound.{' and '.join(unread)} would be read by no "
+                              f"measurement: lower_bound.final is false and neither every nor "
+                              f"every_s is set")
         check_response_options(self.lower_bound.get("ppo"))
         if not isinstance(self.tensorboard, bool):
             raise ConfigError(f"tensorboard must be true or false; got {self.tensorboard!r}")

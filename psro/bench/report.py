@@ -10,7 +10,8 @@ budget and at its end, and the time to each threshold (the mean over the runs th
 with how many did). Large tier, per game: each method's shared-budget lower bound
 (:mod:`psro.bench.evaluation`), with its interval over seeds, its Elo rating and its
 head-to-head scores; the figure draws each method's lower bounds measured during its runs
-(``SuiteGame.bound_every``, the same budget) against env steps, mean over seeds.
+(``SuiteGame.bound_every``, the same budget) and the shared one at its end against env steps,
+mean over seeds.
 """
 
 from __future__ import annotations
@@ -159,14 +160,19 @@ def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
 
 
 def _measured(group: RunGroup) -> Curve | None:
-    """The group's lower bounds measured during its runs against env steps: the mean over its
-    runs at each env-step count where one of them was measured (each run's last measurement so
-    far), over the steps every run reached."""
-    series = [(np.array([r["env_steps"] for r in rec.metrics
-                         if r.get("exploitability") is not None], dtype=float),
-               np.array([r["exploitability"] for r in rec.metrics
-                         if r.get("exploitability") is not None], dtype=float))
-              for rec in group.records]
+    """The group's lower bounds against env steps, those measured during its runs and, at each
+    run's last env steps, its shared-budget bound: the mean over its runs at each env-step
+    count where one of them was measured (each run's last measurement so far), over the steps
+    every run reached."""
+    series = []
+    for rec in group.records:
+        points = [(r["env_steps"], r["exploitability"]) for r in rec.metrics
+                  if r.get("exploitability") is not None]
+        bound = _read(rec.path.with_name(f"{rec.path.name}.bound.json"))
+        if bound is not None:
+            points.append((rec.metrics[-1].get("env_steps") or 0, bound["exploitability"]))
+        series.append((np.array([x for x, _ in points], dtype=float),
+                       np.array([y for _, y in points], dtype=float)))
     if not series or any(len(x) == 0 for x, _ in series):
         return None
     start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)

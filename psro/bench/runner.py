@@ -196,11 +196,11 @@ class SuiteProgress:
         if ran:
             self.took.setdefault((run.game.label, run.method.label), []).append(
                 time.perf_counter() - self.began)
-        value = row.get("exploitability")
-        shown = "n/a" if value is None else f"{value:.4g}"
+        value = row.get("exploitability")  # none where the suite measures the bound
         kind = " (lower bound)" if row.get("exploitability_kind") == \
             "approximate_lower_bound" else ""
-        print(f"      exploitability {shown}{kind}, iteration {row['iteration']}, "
+        shown = "" if value is None else f"exploitability {value:.4g}{kind}, "
+        print(f"      {shown}iteration {row['iteration']}, "
               f"{row['wall_time_s']:.1f} s, {row.get('env_steps') or 0:,} env steps{extra}"
               f"{'' if ran else ' (finished earlier)'}", file=self.stream, flush=True)
 

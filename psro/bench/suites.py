@@ -246,10 +246,10 @@ def run_config(game: SuiteGame, method: Method, seed: int) -> RunConfig:
         raise ConfigError(f"{game.label}, {method.label}: {', '.join(given)} come from the "
                           f"suite, not from a method's settings")
     trained = method.settings.get("oracle", "exact") != "exact"
-    bound = None  # the large tier's bounds, during and at the end of a run, at the shared budget
-    if game.tier == "large":
-        bound = {**({"every": game.bound_every} if game.bound_every else {}),
-                 "env_steps": game.response_steps}
+    bound = None
+    if game.tier == "large":  # during a run at the shared budget; at its end, by the suite
+        bound = {"final": False, **({"every": game.bound_every, "env_steps":
+                                     game.response_steps} if game.bound_every else {})}
     return RunConfig().merged({**method.settings, "game": game.game, "seed": seed,
                                "time_budget_s": game.time_budget_s,
                                "env_step_budget": game.env_steps if trained else None,

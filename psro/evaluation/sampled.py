@@ -62,6 +62,8 @@ class SampledEvaluator:
         self._rounds = 0
         schedule = dict(context.config.lower_bound)
         self.every, self.every_s = schedule.get("every"), schedule.get("every_s")
+        self.final = schedule.get("final", True)
+        """Whether the bound is measured when the run stops (``lower_bound.final``)."""
         budget = {"env_steps": schedule["env_steps"]} if "env_steps" in schedule else {}
         self.ppo = response_config({**schedule.get("ppo", {}), **budget})
         """The PPO options of the lower bound's best responses (never the oracle's)."""
@@ -175,8 +177,9 @@ class SampledEvaluator:
                 "exploitability_half_width": None, "payoff_episodes": self._spent}
 
     def finish(self, state: RunState, backend: Backend) -> dict:
-        """Approximate exploitability of the final meta-policy (:meth:`lower_bound`)."""
-        return self.lower_bound(state, backend)
+        """Approximate exploitability of the final meta-policy (:meth:`lower_bound`); nothing
+        where ``lower_bound.final`` is false."""
+        return self.lower_bound(state, backend) if self.final else {}
 
     def during(self, state: RunState, backend: Backend) -> dict | None:
         """The lower bound where ``lower_bound.every`` iterations or ``every_s`` seconds of run

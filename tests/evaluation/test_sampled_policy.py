@@ -102,6 +102,28 @@ def test_methods_whose_oracles_train_differently_get_their_bounds_alike():
         psro.PSRO("kuhn_poker", "ppo", lower_bound={"ppo": {"entropy": 5}}, **SAMPLED)
 
 
+def test_a_run_whose_final_bound_is_measured_elsewhere_trains_no_response_at_its_end(tmp_path):
+    """``lower_bound.final = false`` (what a suite sets, as it measures every run's final
+    meta-policy itself): the bounds asked for during the run are measured, none when it stops,
+    and no response is trained then (the oracle log holds the during-run ones only)."""
+    run = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 400}, seed=4, iterations=3,
+                    lower_bound={"every": 2, "env_steps": 1000, "final": False},
+                    out=tmp_path / "r", **SAMPLED)
+    rows = run.run()
+    assert [r["iteration"] for r in rows if r["exploitability"] is not None] == [2]
+    log = psro.load_run(tmp_path / "r").state.oracle_log
+    assert {r["iteration"] for r in log if r.get("purpose") == "lower_bound"} == {2}
+    # by default the final meta-policy is measured too
+    rows = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 400}, seed=4, iterations=3,
+                     lower_bound={"every": 2, "env_steps": 1000}, **SAMPLED).run()
+    assert [r["iteration"] for r in rows if r["exploitability"] is not None] == [2, 3]
+    with pytest.raises(psro.ConfigError, match="lower_bound.final must be true or false"):
+        psro.PSRO("kuhn_poker", "ppo", lower_bound={"final": "no"}, **SAMPLED)
+    with pytest.raises(psro.ConfigError, match="lower_bound.env_steps would be read by no "
+                                               "measurement"):
+        psro.PSRO("kuhn_poker", "ppo", lower_bound={"final": False, "env_steps": 9}, **SAMPLED)
+
+
 def test_a_baseline_whose_meta_solver_reads_no_payoffs_estimates_none(tmp_path):
     import numpy as np
 
