@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import solvers
 from psro.errors import ConfigError
-from psro.rl.config import PPOConfig, response_config
+from psro.option_checks import check_count, check_lower_bound, check_monte_carlo, check_positive
+from psro.rl.config import PPOConfig
 from psro.storage.text_files import read_toml
 
 OPTION_TABLES = ("meta_solver_options", "oracle_options", "ppo", "monte_carlo", "lower_bound")
 """Fields that are tables of options: an override merges into them key by key."""
 
-MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch", "refine",
-                       "iteration_episodes")
-REFINE_MODES = ("all", "support")
-"""Values of ``monte_carlo.refine``: which sampled entries get the full tolerance when they
-are first filled (all of them), or only those the meta-strategy depends on."""
-LOWER_BOUND_OPTIONS = ("every", "every_s", "env_steps", "ppo", "final")
 DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
@@ -156,23 +150,7 @@ class RunConfig:
         check_count("max_nodes", self.max_nodes)
         PPOConfig.from_dict(self.ppo)
         check_monte_carlo(self.monte_carlo)
-        unknown = sorted(set(self.lower_bound) - set(LOWER_BOUND_OPTIONS))
-        if unknown:
-            raise ConfigError(f"unknown lower_bound option(s) {', '.join(unknown)}; accepted: "
-                              f"{', '.join(LOWER_BOUND_OPTIONS)}")
-        for key in ("every", "env_steps"):
-            if key in self.lower_bound:
-                check_count(f"lower_bound.{key}", self.lower_bound[key])
-        check_positive("lower_bound.every_s", self.lower_bound.get("every_s"))
-        final = self.lower_bound.get("final", True)
-        if not isinstance(final, bool):
-            raise ConfigError(f"lower_bound.final must be true or false; got {final!r}")
-        unread = sorted({"env_steps", "ppo"} & set(self.lower_bound))
-        if not final and unread and not {"every", "every_s"} & set(self.lower_bound):
-            raise ConfigError(f"lower_bound.{' and '.join(unread)} would be read by no "
-                              f"measurement: lower_bound.final is false and neither every nor "
-                              f"every_s is set")
-        check_response_options(self.lower_bound.get("ppo"))
+        check_lower_bound(self.lower_bound)
         if not isinstance(self.tensorboard, bool):
             raise ConfigError(f"tensorboard must be true or false; got {self.tensorboard!r}")
         return self
@@ -260,58 +238,3 @@ def run_limits(config: RunConfig, iterations: int | None = None,
     if env_step_budget is not None:
         check_count("env_step_budget", env_step_budget)
     return iterations, time_budget_s, target_exploitability, env_step_budget
-
-
-def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> None:
-    """``value`` must be an integer (not a bool) from ``minimum`` to ``maximum``."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum \
-            or (maximum is not None and value > maximum):
-        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        if maximum is not None:
-            kind = f"an integer from {minimum} to {maximum:,}"
-        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) \
-            and abs(value) < 10**30 else repr(value)[:40]
-        raise ConfigError(f"{name} must be {kind}; got {shown}")
-
-
-def check_response_options(options) -> None:
-    """``lower_bound.ppo``: None or a table of PPO options without ``env_steps`` (the budget
-    is ``lower_bound.env_steps``)."""
-    if options is None:
-        return
-    if not isinstance(options, dict):
-        raise ConfigError(f"lower_bound.ppo must be a table of PPO options; got {options!r}")
-    if "env_steps" in options:
-        raise ConfigError("lower_bound.ppo.env_steps: give the responses' budget as "
-                          "lower_bound.env_steps")
-    try:
-        response_config(options)
-    except ConfigError as err:
-        raise ConfigError(f"lower_bound.ppo: {err}") from None
-
-
-def check_monte_carlo(options: dict) -> None:
-    """The ``monte_carlo`` table: known keys; ``refine`` one of ``REFINE_MODES``; episode
-    counts positive integers; ``tolerance`` a positive number."""
-    unknown = sorted(set(options) - set(MONTE_CARLO_OPTIONS))
-    if unknown:
-        raise ConfigError(f"unknown monte_carlo option(s) {', '.join(unknown)}; accepted: "
-                          f"{', '.join(MONTE_CARLO_OPTIONS)}")
-    for key, value in options.items():
-        if key == "refine":
-            if value not in REFINE_MODES:
-                raise ConfigError(f"monte_carlo.refine must be one of "
-                                  f"{', '.join(REFINE_MODES)}; got {value!r}")
-        elif key == "tolerance":
-            check_positive(f"monte_carlo.{key}", value)
-        else:
-            check_count(f"monte_carlo.{key}", value)
-
-
-def check_positive(name: str, value) -> None:
-    """``value`` must be None or a finite number above 0."""
-    if value is None:
-        return
-    if not isinstance(value, (int, float)) or isinstance(value, bool) \
-            or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name} must be a positive number; got {value!r}")

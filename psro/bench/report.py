@@ -160,19 +160,16 @@ def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
 
 
 def _measured(group: RunGroup) -> Curve | None:
-    """The group's lower bounds against env steps, those measured during its runs and, at each
-    run's last env steps, its shared-budget bound: the mean over its runs at each env-step
-    count where one of them was measured (each run's last measurement so far), over the steps
-    every run reached."""
+    """The group's lower bounds measured during its runs, then the shared one at each run's
+    end, against env steps: the mean over its runs at each env-step count where one was
+    measured (each run's last measurement so far), over the steps every run reached."""
     series = []
     for rec in group.records:
         points = [(r["env_steps"], r["exploitability"]) for r in rec.metrics
                   if r.get("exploitability") is not None]
-        bound = _read(rec.path.with_name(f"{rec.path.name}.bound.json"))
-        if bound is not None:
-            points.append((rec.metrics[-1].get("env_steps") or 0, bound["exploitability"]))
-        series.append((np.array([x for x, _ in points], dtype=float),
-                       np.array([y for _, y in points], dtype=float)))
+        if points and (bound := _shared_bound(rec)) is not None:
+            points.append((rec.metrics[-1].get("env_steps") or 0, bound))
+        series.append(np.array(points, dtype=float).reshape(-1, 2).T)
     if not series or any(len(x) == 0 for x, _ in series):
         return None
     start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)
@@ -184,13 +181,15 @@ def _measured(group: RunGroup) -> Curve | None:
 def _bounds(group: RunGroup | None) -> tuple[list[float], list[float]]:
     """The shared-budget lower bounds of the group's runs (``seed-N.bound.json`` beside
     each) and the env steps each run took."""
-    values, steps = [], []
-    for rec in group.records if group is not None else []:
-        bound = _read(rec.path.with_name(f"{rec.path.name}.bound.json"))
-        if bound is not None:
-            values.append(float(bound["exploitability"]))
-            steps.append(float(rec.metrics[-1].get("env_steps") or 0))
-    return values, steps
+    found = [(bound, float(rec.metrics[-1].get("env_steps") or 0))
+             for rec in (group.records if group is not None else [])
+             if (bound := _shared_bound(rec)) is not None]
+    return [b for b, _ in found], [s for _, s in found]
+
+
+def _shared_bound(rec: RunRecord) -> float | None:
+    bound = _read(rec.path.with_name(f"{rec.path.name}.bound.json"))
+    return None if bound is None else float(bound["exploitability"])
 
 
 def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
