@@ -57,17 +57,25 @@ def test_nash_conv_agrees_with_openspiel(spec):
     assert ours == pytest.approx(theirs, abs=1e-12)
 
 
-def test_payoff_block_matches_single_profiles():
-    game = pyspiel.load_game("kuhn_poker")
+@pytest.mark.parametrize("spec, members", [("kuhn_poker", (3, 2)),
+                                           ("kuhn_poker(players=3)", (2, 3, 4)),
+                                           ("kuhn_poker(players=4)", (2, 1, 3, 2))])
+def test_payoff_block_matches_single_profiles(spec, members):
+    """Every entry of a block (a different member count per player, so that a mixed-up axis
+    shows) against OpenSpiel's expected returns of that profile's policies."""
+    game = pyspiel.load_game(spec)
     tree = SequenceFormGame(game)
-    pols = [_random_policies(tree, s) for s in range(3)]
-    stacks = [np.stack([pols[k][p].realization_plan(tree) for k in range(3)]) for p in range(2)]
+    pols = [_random_policies(tree, s) for s in range(max(members))]
+    stacks = [np.stack([pols[k][p].realization_plan(tree) for k in range(m)])
+              for p, m in enumerate(members)]
     block = tree.payoff_block(stacks)
-    for i in range(3):
-        for j in range(3):
-            np.testing.assert_allclose(block[:, i, j],
-                                       tree.expected_returns([stacks[0][i], stacks[1][j]]),
-                                       atol=1e-15)
+    assert block.shape == (len(members), *members)
+    for index in np.ndindex(*members):
+        profile = [pols[k][p] for p, k in enumerate(index)]
+        tabular = _as_openspiel_tabular(game, tree, profile)
+        theirs = pyspiel.expected_returns(game.new_initial_state(),
+                                          pyspiel.TabularPolicy(tabular.to_dict()), -1, True)
+        np.testing.assert_allclose(block[(slice(None), *index)], theirs, atol=1e-12)
 
 
 @pytest.mark.parametrize("convert", [to_openspiel, to_openspiel_tabular])
