@@ -125,7 +125,13 @@ def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
     if done:
         return last, done.get("error"), False
     if done is None:
-        psro_run = PSRO(config=run.config, out=run.path)
+        try:
+            psro_run = PSRO(config=run.config, out=run.path)
+        except ConfigError as err:
+            walked = run.game.tier == "large" and str(err).startswith("lower_bound has no effect")
+            raise ConfigError(f"{run.name}: " + ("the large tier is for games too large to walk, "
+                              "and this one is walked; put it in the walkable tier" if walked
+                              else str(err))) from None
     else:
         psro_run = PSRO.resume(run.path)
         psro_run.use_backend(run.config.backend, run.config.workers, run.config.ray_address)

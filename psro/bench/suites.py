@@ -21,6 +21,7 @@ from pathlib import Path
 
 from psro.config import RunConfig
 from psro.errors import ConfigError
+from psro.option_checks import check_count
 from psro.storage.text_files import read_toml
 
 TIERS = ("walkable", "large")
@@ -224,6 +225,9 @@ def check_suite(suite: Suite) -> Suite:
         raise ConfigError(f"suite {suite.name!r}: two games share the label {twice!r} (or "
                           f"its folder name); give each game its own label")
     for game in suite.games:
+        check_count(f"{game.label}: response_steps", game.response_steps)
+        if game.bound_every is not None:
+            check_count(f"{game.label}: bound_every", game.bound_every)
         if game.tier not in TIERS:
             raise ConfigError(f"{game.label}: unknown tier {game.tier!r}; accepted: "
                               f"{', '.join(TIERS)}")

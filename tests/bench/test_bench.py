@@ -149,6 +149,25 @@ def test_a_method_may_not_set_what_the_suite_sets():
         check_suite(Suite("x", (game,)))
 
 
+@pytest.mark.parametrize("options, said", [
+    ({"response_steps": 0}, "L: response_steps must be a positive integer; got 0"),
+    ({"bound_every": 0}, "L: bound_every must be a positive integer; got 0"),
+    ({"bound_every": "x"}, "L: bound_every must be a positive integer; got 'x'")])
+def test_a_large_tier_budget_that_cannot_be_used_is_refused_before_any_run(options, said):
+    from psro.bench.suites import check_suite
+
+    game = SuiteGame("kuhn_poker", "L", "large", (Method("m", LARGE),), 1.0, **options)
+    with pytest.raises(ConfigError, match=said):
+        check_suite(Suite("x", (game,)))
+
+
+def test_a_walked_game_in_the_large_tier_is_refused_naming_the_run(tmp_path):
+    game = SuiteGame("kuhn_poker", "L", "large", (Method("m", {"oracle": "ppo"}),), 1.0)
+    with pytest.raises(ConfigError, match="L · m · seed 0: the large tier is for games too "
+                                          "large to walk, and this one is walked"):
+        run_suite(Suite("x", (game,), seeds=(0,)), tmp_path, quiet=True)
+
+
 def test_cfr_plus_curve_matches_openspiel_and_falls():
     rows = cfr_plus_curve("kuhn_poker", 0.3)
     game = pyspiel.load_game("kuhn_poker")
