@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from psro.rl.networks import one_thread
 from psro.rl.rollout import Rollouts
 
 Z95 = 1.959963984540054
@@ -33,7 +34,14 @@ def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, 
              num_envs: int = 256) -> tuple[np.ndarray, np.ndarray, int]:
     """Play ``episodes`` episodes; at each episode start, seat q's actor is drawn from
     ``seats[q]`` with probabilities ``weights[q]``. Returns per-player sums of returns, sums of
-    squared returns, and the episode count (exactly ``episodes``)."""
+    squared returns, and the episode count (exactly ``episodes``). Networks act on one torch
+    thread (:func:`psro.rl.networks.one_thread`)."""
+    with one_thread():
+        return _simulate(game, seats, weights, episodes, seed, num_envs)
+
+
+def _simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, seed: int,
+              num_envs: int) -> tuple[np.ndarray, np.ndarray, int]:
     games = Rollouts(game, seats, weights, min(num_envs, episodes),
                      rng=np.random.default_rng(seed), env_seed=seed + 1)
     n = len(seats)

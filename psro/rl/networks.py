@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,20 @@ from psro.storage.files import atomic_write_bytes, atomic_write_text
 from psro.storage.text_files import one_line, read_json
 
 FORMAT_VERSION = 1
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch's intra-op threads at 1 for the block, then back to what they were. The networks
+    here are small: one thread runs them at least as fast, workers running side by side (one
+    process per core) do not oversubscribe the cores, and the numbers do not depend on the
+    machine's core count. PPO training and Monte Carlo simulation run inside it."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _layer(inputs: int, outputs: int, std: float = np.sqrt(2)) -> nn.Linear:

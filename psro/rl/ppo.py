@@ -21,7 +21,7 @@ import torch
 
 from psro.rl.config import PPOConfig, Training
 from psro.rl.diversity import opponent_draws
-from psro.rl.networks import ActorCritic, NeuralPolicy
+from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
 from psro.rl.rollout import Rollouts
 
 
@@ -102,14 +102,9 @@ def train(training: Training) -> tuple[NeuralPolicy, list[dict]]:
     """:func:`train_best_response` of one :class:`~psro.rl.config.Training` (Diverse PSRO's
     objective with ``training.diversity``: :class:`psro.rl.diversity.DiversityWeights`)."""
     training.config.validate()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(training.seed)
-            return _train(training)
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(training.seed)
+        return _train(training)
 
 
 class _Collector:

@@ -88,3 +88,37 @@ def test_sampled_run_resumes_exactly_on_either_backend(tmp_path):
 def test_target_exploitability_needs_a_walkable_game():
     with pytest.raises(psro.ConfigError, match="too large to walk"):
         psro.PSRO("kuhn_poker", config=_config(target_exploitability=0.1))
+
+
+def test_networks_act_on_one_torch_thread_in_simulation_and_the_caller_keeps_its_own(kuhn):
+    """Monte Carlo episodes run their networks on one torch thread whatever the caller's
+    setting (workers side by side at one thread per core each were 8-10x slower on 2 cores:
+    ``experiments/bench_payoff_threads.py``), with the same estimates, and the caller's thread
+    count is back afterwards."""
+    import torch
+
+    game, tree = kuhn
+    profile = random_kuhn_profile(tree, 2)
+    seen = []
+
+    class Watched:
+        def __init__(self, actor):
+            self.actor = actor
+
+        def action_probs(self, *args):
+            seen.append(torch.get_num_threads())
+            return self.actor.action_probs(*args)
+
+    before = torch.get_num_threads()
+    estimates = []
+    try:
+        for threads in (2, 1):
+            torch.set_num_threads(threads)
+            actors = [Watched(m.actor(tree)) for m in profile]
+            estimates.append(monte_carlo.estimate_profile(game, actors, 5, max_episodes=300,
+                                                          min_episodes=300))
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}
+    np.testing.assert_array_equal(estimates[0].mean, estimates[1].mean)
