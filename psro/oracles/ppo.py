@@ -97,7 +97,10 @@ class PPOOracle(TargetedOracle):
 
     def targeted_responses(self, iteration: int, targets: list[Target],
                            results: list) -> list[Response]:
-        """The trained networks as members (tabularised where the tree is walked)."""
+        """The trained networks as members (tabularised where the tree is walked, on one torch
+        thread: the same tables whatever the machine's core count)."""
+        from psro.rl.networks import one_thread  # torch is loaded: the results are networks
+
         out = []
         for target, (network, diagnostics) in zip(targets, results, strict=True):
             p = target.player
@@ -114,7 +117,8 @@ class PPOOracle(TargetedOracle):
                 network.metadata.update(metadata)
                 member = network
             else:
-                member = tabularise(self.tree, network, p, name=name, metadata=metadata)
+                with one_thread():
+                    member = tabularise(self.tree, network, p, name=name, metadata=metadata)
             out.append(Response(member, int(network.metadata.get("env_steps", 0)),
                                 [{"iteration": iteration, "player": p, **d}
                                  for d in diagnostics]))
