@@ -83,6 +83,12 @@ def _outcome_path(run: PlannedRun) -> Path:
     return run.path.with_name(f"{run.path.name}.done.json")
 
 
+UNCOMPARED = ("backend", "workers", "ray_address", "lower_bound.final")
+"""Settings in which a suite's run may differ from the run its directory holds: where it runs,
+and whether the run measured its own final bound (the suite reads only the shared one it
+measures itself; runs of suites started before ``lower_bound.final`` existed did)."""
+
+
 def _finished(run: PlannedRun) -> tuple[dict | bool | None, dict | None]:
     """What the directory holds: the outcome the suite recorded when the run ended
     (``{"iteration", "stop_reason", "error"}``) where the directory still ends at that
@@ -94,8 +100,7 @@ def _finished(run: PlannedRun) -> tuple[dict | bool | None, dict | None]:
     saved = checkpoint.load(run.path, networks=False)
     theirs = flatten(saved.config.to_dict())
     differ = sorted(k for k, v in flatten(run.config.to_dict()).items()
-                    if k not in ("backend", "workers", "ray_address") and v != "null"
-                    and theirs.get(k) != v)
+                    if k not in UNCOMPARED and v != "null" and theirs.get(k) != v)
     if differ:
         raise RunDirectoryError(f"{run.path} holds a run of another configuration "
                                 f"({', '.join(differ)} differ from the suite's); choose "

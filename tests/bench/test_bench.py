@@ -99,6 +99,28 @@ def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite
     assert "CFR+ (OpenSpiel)" in write_suite_report(out, out / "r3").read_text()
 
 
+def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tmp_path):
+    """Runs written before a suite set ``lower_bound.final = false`` (they measured their own
+    final bound as well) are the suite's runs still: skipped when finished, not refused."""
+    import json
+    import shutil
+
+    out = tmp_path / "old"
+    shutil.copytree(suite_dir[0], out)
+    config = out / "kuhn-sampled" / "psro" / "seed-1" / "config.json"
+    saved = json.loads(config.read_text())
+    del saved["lower_bound"]["final"]
+    config.write_text(json.dumps(saved))
+    metrics = config.with_name("metrics.csv")
+    before = metrics.read_bytes()
+    run_suite(_suite(), out, quiet=True)
+    assert metrics.read_bytes() == before
+    saved["lower_bound"]["every"] = 2  # a real difference is refused still
+    config.write_text(json.dumps(saved))
+    with pytest.raises(RunDirectoryError, match="lower_bound.every differ"):
+        run_suite(_suite(), out, quiet=True)
+
+
 def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
     suite = tmp_path / "s.toml"
     suite.write_text('name = "s"\nseeds = [0]\n[[games]]\ngame = "kuhn_poker"\n'
