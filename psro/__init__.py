@@ -17,6 +17,7 @@ from psro.errors import (
     PolicyError,
     RunDirectoryError,
     ToolkitError,
+    UnreadSettingError,
 )
 from psro.evaluation.exploitability import (
     Exploitability,
@@ -41,6 +42,6 @@ __all__ = [
     "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy", "MetaSolverError",
     "OutputFileError", "PSRO", "PayoffTable", "PolicyError", "PolicyExploitability", "Run",
     "RunConfig", "RunDirectoryError", "SequenceFormGame", "TabularPolicy", "ToolkitError",
-    "backends", "exact_exploitability", "exploitability", "from_openspiel", "game_tree", "load_run",
-    "oracles", "to_openspiel", "to_openspiel_tabular",
+    "UnreadSettingError", "backends", "exact_exploitability", "exploitability", "from_openspiel",
+    "game_tree", "load_run", "oracles", "to_openspiel", "to_openspiel_tabular",
 ]

@@ -15,7 +15,7 @@ from psro import algorithms, oracles
 from psro.backends import Backend, make_backend
 from psro.config import RunConfig
 from psro.context import GameContext
-from psro.errors import ConfigError
+from psro.errors import ConfigError, UnreadSettingError
 from psro.evaluation import SETTINGS as EVALUATOR_SETTINGS
 from psro.evaluation import Evaluator, make_evaluator
 from psro.oracles import CAPABILITIES
@@ -69,8 +69,9 @@ PART_SETTINGS = ("meta_solver", "meta_solver_options", "oracle_options", "ppo", 
 
 def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     """The parts of a run of ``config`` (validated). Raises ``ConfigError``, ``GameError`` or
-    ``GameTooLargeError`` for what cannot run, and ``ConfigError`` for a setting that no part
-    of this run reads (the algorithm, the oracle and the evaluator each declare theirs), so
+    ``GameTooLargeError`` for what cannot run, and ``UnreadSettingError`` (a ``ConfigError``)
+    for a setting that no part of this run reads (the algorithm, the oracle and the evaluator
+    each declare theirs), so
     that an option is never silently ignored. With ``resumed`` (a run directory written by an
     earlier version), such settings are reset to their defaults instead."""
     config = config.validate()
@@ -181,8 +182,8 @@ def _without_unread(config: RunConfig, reads: set[str], entry, resumed: bool) ->
     if resumed:
         return dataclasses.replace(config, **{key: getattr(defaults, key) for key in unread})
     key = unread[0]
-    raise ConfigError(f"{key} has no effect in this run: {_why_unread(config, key, entry)}; "
-                      f"leave it unset")
+    raise UnreadSettingError(f"{key} has no effect in this run: "
+                             f"{_why_unread(config, key, entry)}; leave it unset", key)
 
 
 def _why_unread(config: RunConfig, key: str, entry) -> str:

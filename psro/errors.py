@@ -13,6 +13,15 @@ class ConfigError(ToolkitError, ValueError):
     """A configuration that cannot run; the message names the field and what is accepted."""
 
 
+class UnreadSettingError(ConfigError):
+    """A setting given a value that no part of the run reads (``lower_bound`` on a game whose
+    exploitability is exact, say); ``setting`` names it."""
+
+    def __init__(self, message: str, setting: str):
+        super().__init__(message)
+        self.setting = setting
+
+
 class RunDirectoryError(ToolkitError, ValueError):
     """A directory that is not a run, or whose files are corrupt or incompatible."""
 

@@ -73,8 +73,9 @@ def test_the_lower_bound_measured_during_a_run_stays_below_the_exact_value(tmp_p
     assert 0 < last["exploitability"] <= exact + last["exploitability_half_width"]
     log = psro.load_run(tmp_path / "r").state.oracle_log
     assert {r["iteration"] for r in log if r.get("purpose") == "lower_bound"} == {2, 4}
-    with pytest.raises(psro.ConfigError, match="lower_bound has no effect"):
+    with pytest.raises(psro.UnreadSettingError, match="lower_bound has no effect") as refused:
         psro.PSRO("kuhn_poker", "exact", lower_bound={"every": 2})
+    assert refused.value.setting == "lower_bound"
     with pytest.raises(psro.ConfigError, match="unknown lower_bound option"):
         psro.PSRO("kuhn_poker", "ppo", lower_bound={"each": 2}, **SAMPLED)
 
