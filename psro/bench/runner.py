@@ -18,7 +18,8 @@ suite goes on.
 Order: seed by seed, and within a seed game by game and method by method, so that a slow spell
 of the machine falls on every method alike; a game's reference lines are measured right after
 its first seed's runs. A finished run is skipped, a killed one resumed,
-so the command can be run again after an interruption and continues where it stopped. A method
+so the command can be run again after an interruption and continues where it stopped; a call
+may run some of the suite's games only (``games``), into the same folder. A method
 whose configuration reads no seed (exact oracle, deterministic meta-solver) runs its first seed
 only: every seed would give the same run. A run directory that holds another configuration
 than the suite's is refused, naming it.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -37,7 +39,7 @@ from psro.bench.evaluation import head_to_head, shared_lower_bound
 from psro.bench.suites import Method, Suite, SuiteGame, check_suite, run_config, slug
 from psro.build import settings_read
 from psro.config import RunConfig
-from psro.errors import ConfigError, MetaSolverError, RunDirectoryError
+from psro.errors import ConfigError, MetaSolverError, RunDirectoryError, UnreadSettingError
 from psro.reports.groups import flatten
 from psro.storage import checkpoint
 from psro.storage.files import atomic_write_text
@@ -133,7 +135,8 @@ def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
         try:
             psro_run = PSRO(config=run.config, out=run.path)
         except ConfigError as err:
-            walked = run.game.tier == "large" and str(err).startswith("lower_bound has no effect")
+            walked = run.game.tier == "large" and isinstance(err, UnreadSettingError) \
+                and err.setting == "lower_bound"
             raise ConfigError(f"{run.name}: " + ("the large tier is for games too large to walk, "
                               "and this one is walked; put it in the walkable tier" if walked
                               else str(err))) from None
@@ -217,17 +220,23 @@ class SuiteProgress:
 
 
 def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
-              stream: TextIO | None = None, quiet: bool = False) -> list[PlannedRun]:
+              stream: TextIO | None = None, quiet: bool = False,
+              games: Sequence[str] | None = None) -> list[PlannedRun]:
     """Run every run of ``suite`` into ``out`` (see the module docstring), then the reference
     lines (walkable tier) and the shared-budget lower bounds and head-to-head results (large
     tier). ``overrides``: RunConfig fields for every run (``backend``, ``workers``,
-    ``ray_address``). Returns the planned runs."""
+    ``ray_address``). ``games``: run only these games (labels, or their folder names), leaving
+    the others' folders as they are; ``suite.json`` still describes the whole suite, so that
+    calls for different games fill one folder and one report (a game's results do not depend
+    on the others'). Returns the planned runs (of the games run)."""
     out = Path(out)
     unknown = sorted(set(overrides or {}) - {"backend", "workers", "ray_address"})
     if unknown:
         raise ConfigError(f"{', '.join(unknown)} cannot be set for a whole suite; a suite sets "
                           f"backend, workers and ray_address")
-    runs = plan(check_suite(suite), out, overrides)
+    suite = check_suite(suite)
+    chosen = select_games(suite, games)
+    runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
     # what each directory holds, read once: a folder of another suite is refused before any
     # work, and only run k writes run k's directory
     held = [_finished(run) for run in runs]
@@ -254,11 +263,27 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
                       file=progress.stream, flush=True)
             references.reference(out / slug(run.game.label), run.game.game,
                                  run.game.time_budget_s)
-    for game in suite.games:
+    for game in chosen:
         if game.tier == "large":
             head_to_head(game, [r for r in runs if r.game is game],
                          out / slug(game.label) / "head_to_head.json")
     return runs
+
+
+def select_games(suite: Suite, labels: Sequence[str] | None) -> list[SuiteGame]:
+    """The games of ``suite`` named by ``labels`` (a game's label or its folder name,
+    :func:`psro.bench.suites.slug`), in the suite's order; every game for None.
+    :class:`ConfigError` naming the accepted labels for one the suite does not hold."""
+    if labels is None:
+        return list(suite.games)
+    unknown = [label for label in labels
+               if not any(label in (g.label, slug(g.label)) for g in suite.games)]
+    if unknown or not labels:
+        accepted = ", ".join(repr(g.label) for g in suite.games)
+        raise ConfigError(f"suite {suite.name!r} has no game {unknown[0]!r}; its games are "
+                          f"{accepted}" if unknown else f"give at least one game; the suite's "
+                          f"games are {accepted}")
+    return [g for g in suite.games if g.label in labels or slug(g.label) in labels]
 
 
 def _bound_path(run: PlannedRun) -> Path:

@@ -28,7 +28,7 @@ def cmd_bench(args) -> int:
                  "ray_address": args.ray_address}
     if not args.report_only:
         run_suite(suite, args.out, {k: v for k, v in overrides.items() if v is not None},
-                  quiet=args.quiet)
+                  quiet=args.quiet, games=args.game)
     md = write_suite_report(args.out)
     print(f"wrote {md}, results.csv, results.tex and the figures in {md.parent}")
     return 0
@@ -42,6 +42,9 @@ def add_parser(sub) -> None:
     bench.add_argument("--out", help="the suite's folder: a run directory per (game, method, "
                                      "seed), references, head-to-head results, report/")
     bench.add_argument("--seeds", type=int, help="run seeds 0..N-1 instead of the suite's")
+    bench.add_argument("--game", action="append", metavar="LABEL",
+                       help="run only this game of the suite (its label or folder name; "
+                            "repeat for more); the folder's report still covers every game")
     bench.add_argument("--backend", help="where every run's tasks run: local, processes or ray")
     bench.add_argument("--workers", type=int, help="workers of --backend processes or ray")
     bench.add_argument("--ray-address", help="--backend ray: auto or HOST:PORT")

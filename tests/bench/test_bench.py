@@ -246,3 +246,26 @@ def test_the_shipped_suite_files_can_run():
                 config = run_config(game, method, suite.seeds[-1])
                 # the suite measures the final bound at response_steps itself
                 assert config.lower_bound["final"] is False
+
+
+def test_games_can_be_run_one_call_each_into_one_folder_and_report(tmp_path, capsys):
+    out = tmp_path / "o"
+    runs = run_suite(_suite(), out, quiet=True, games=["Kuhn sampled"])
+    assert {r.game.label for r in runs} == {"Kuhn sampled"}
+    assert not (out / "kuhn").exists()
+    assert (out / "kuhn-sampled" / "head_to_head.json").exists()
+    report = write_suite_report(out).read_text()
+    assert "Kuhn sampled" in report and "| Kuhn | psro |" not in report
+    # the other game by its folder name, into the same folder: the first game's runs are kept
+    runs = run_suite(_suite(), out, quiet=True, games=["kuhn"])
+    assert {r.game.label for r in runs} == {"Kuhn"}
+    report = write_suite_report(out).read_text()
+    assert "| Kuhn | psro |" in report and "| Kuhn sampled | psro |" in report
+    with pytest.raises(ConfigError, match="no game 'Leduc'; its games are 'Kuhn', 'Kuhn samp"):
+        run_suite(_suite(), out, quiet=True, games=["Leduc"])
+    suite = tmp_path / "s.toml"
+    suite.write_text('name = "s"\nseeds = [0]\n[[games]]\ngame = "kuhn_poker"\n'
+                     'tier = "walkable"\ntime_budget_s = 0.5\n[[games.methods]]\n'
+                     'label = "psro"\nsettings = {oracle = "exact"}\n')
+    assert main(["bench", str(suite), "--out", str(out), "--game", "nosuch"]) == 2
+    assert "has no game 'nosuch'; its games are 'kuhn_poker'" in capsys.readouterr().err
