@@ -21,6 +21,16 @@ def cmd_bench(args) -> int:
     if args.out is None or not args.out.strip():
         raise CliError("--out DIR is required: the suite's folder (runs, references, report)")
     check_positive("--seeds", args.seeds)
+    if args.report_only:
+        given = [flag for flag, value in (("--seeds", args.seeds), ("--game", args.game),
+                                          ("--backend", args.backend),
+                                          ("--workers", args.workers),
+                                          ("--ray-address", args.ray_address),
+                                          ("--quiet", args.quiet or None))
+                 if value is not None]
+        if given:
+            raise CliError(f"{', '.join(given)} would have no effect: --report-only runs "
+                           f"nothing and reports every game and seed the folder holds")
     suite = get_suite(args.suite)
     if args.seeds is not None:
         suite = suite.with_seeds(args.seeds)

@@ -131,7 +131,10 @@ def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
     for argv, said in ((["bench", "--out", "x"], "give a suite"),
                        (["bench", "nosuch", "--out", "x"], "unknown suite 'nosuch'"),
                        (["bench", "quick"], "--out DIR is required"),
-                       (["bench", "quick", "--out", "x", "--seeds", "0"], "--seeds must be")):
+                       (["bench", "quick", "--out", "x", "--seeds", "0"], "--seeds must be"),
+                       (["bench", "quick", "--out", "x", "--report-only", "--game", "Kuhn",
+                         "--workers", "2"], "--game, --workers would have no effect: "
+                                            "--report-only runs nothing")):
         assert main(argv) == 2
         assert said in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
