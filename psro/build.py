@@ -71,9 +71,9 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     """The parts of a run of ``config`` (validated). Raises ``ConfigError``, ``GameError`` or
     ``GameTooLargeError`` for what cannot run, and ``UnreadSettingError`` (a ``ConfigError``)
     for a setting that no part of this run reads (the algorithm, the oracle and the evaluator
-    each declare theirs), so
-    that an option is never silently ignored. With ``resumed`` (a run directory written by an
-    earlier version), such settings are reset to their defaults instead."""
+    each declare theirs), so that an option is never silently ignored. With ``resumed`` (a run
+    directory written by an earlier version), such settings are reset to their defaults
+    instead."""
     config = config.validate()
     if config.tensorboard:
         require_tensorboard()

@@ -276,14 +276,19 @@ def select_games(suite: Suite, labels: Sequence[str] | None) -> list[SuiteGame]:
     :class:`ConfigError` naming the accepted labels for one the suite does not hold."""
     if labels is None:
         return list(suite.games)
-    unknown = [label for label in labels
-               if not any(label in (g.label, slug(g.label)) for g in suite.games)]
-    if unknown or not labels:
-        accepted = ", ".join(repr(g.label) for g in suite.games)
-        raise ConfigError(f"suite {suite.name!r} has no game {unknown[0]!r}; its games are "
-                          f"{accepted}" if unknown else f"give at least one game; the suite's "
-                          f"games are {accepted}")
-    return [g for g in suite.games if g.label in labels or slug(g.label) in labels]
+    accepted = ", ".join(repr(g.label) for g in suite.games)
+    if not labels:
+        raise ConfigError(f"give at least one game; the suite's games are {accepted}")
+    for label in labels:
+        if not any(_names(g, label) for g in suite.games):
+            raise ConfigError(f"suite {suite.name!r} has no game {label!r}; its games are "
+                              f"{accepted}")
+    return [g for g in suite.games if any(_names(g, label) for label in labels)]
+
+
+def _names(game: SuiteGame, label: str) -> bool:
+    """Whether ``label`` is ``game``'s label or its folder name."""
+    return label in (game.label, slug(game.label))
 
 
 def _bound_path(run: PlannedRun) -> Path:
