@@ -10,8 +10,11 @@ Carlo, is a lower bound on the true gain (:func:`psro.evaluation.sampled.lower_b
 The responses' training curves are kept with it.
 
 Head to head: for two methods A and B and a seed both ran, A's meta-policy plays B's once in
-each seat (Monte Carlo, seeded), and A's score is its mean return over the two seatings. Over
-seeds: the mean with a 95% Student-t interval (one seed: the Monte Carlo interval). Elo ratings
+each seat (Monte Carlo, seeded), and A's score is its mean return over the two seatings; A's
+return in each seat is kept too (``first``: A as player 0, ``second``: A as player 1), since
+in a game with a stronger seat the spread of the score over seeds can come from one seat
+alone. Over seeds: the mean with a 95% Student-t interval (one seed: the Monte Carlo
+interval), for the score and for each seat. Elo ratings
 are fitted to the mean scores mapped to win rates, ``(score + M) / (2 M)`` with ``M`` the
 game's largest absolute return (:func:`solvers.elo_ratings`).
 """
@@ -41,8 +44,11 @@ from psro.storage.files import atomic_write_text
 from psro.storage.text_files import read_json
 
 VERSION = 3
-"""Bumped when a measurement changes (3: the lower bound's own PPO options), so that bounds and
-scores measured before are measured again."""
+"""Bumped when the lower bound's measurement changes (3: the lower bound's own PPO options), so
+that bounds measured before are measured again."""
+HEAD_TO_HEAD_VERSION = 4
+"""Bumped when the head-to-head record changes (4: each seat's return, per seed and over
+seeds), so that scores recorded before are measured again (the same games: the same seeds)."""
 CURVE_KEYS = ("env_steps", "mean_return", "episodes")
 """What is kept of each PPO update of a lower bound's response (its training curve)."""
 
@@ -100,12 +106,16 @@ def shared_lower_bound(run, path: Path) -> dict:
 def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     """Every pair of the game's methods played against each other on the seeds both ran
     (two-player games; None otherwise), written to ``path``: ``{"key", "methods", "pairs":
-    [{"a", "b", "score", "half_width", "seeds"}], "elo": {method: rating}}``; ``score`` is
-    A's mean return against B (B's is its negative in a zero-sum game)."""
+    [{"a", "b", "score", "half_width", "first", "first_half_width", "second",
+    "second_half_width", "seeds", "per_seed"}], "elo": {method: rating}}``. ``score`` is A's
+    mean return against B over both seats (B's is its negative in a zero-sum game),
+    ``first`` and ``second`` A's mean return as player 0 and as player 1; each with the
+    half-width of its 95% interval over seeds. ``per_seed``: ``[{"seed", "score", "first",
+    "first_std_err", "second", "second_std_err"}]`` (Monte Carlo standard errors)."""
     loaded = {(r.method.label, r.seed): _seats(r.path) for r in runs}
     if not loaded or len(next(iter(loaded.values()))[0]) != 2:
         return None
-    key = {"version": VERSION, "runs": hashlib.sha256(json.dumps(sorted(
+    key = {"version": HEAD_TO_HEAD_VERSION, "runs": hashlib.sha256(json.dumps(sorted(
         (m, s, it) for (m, s), (_, _, it) in loaded.items())).encode()).hexdigest()}
     saved = _cached(path, key)
     if saved is not None:
@@ -118,21 +128,26 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
         seeds = sorted({s for m, s in loaded if m == a} & {s for m, s in loaded if m == b})
         if not seeds:
             continue
-        results, errors = [], []
+        per_seed = []
         for seed in seeds:
             (sa, wa, _), (sb, wb, _) = loaded[(a, seed)], loaded[(b, seed)]
             one = monte_carlo.estimate(pyspiel_game, [sa[0], sb[1]], [wa[0], wb[1]],
                                        derive_seed(seed, 4242, i, j, 0), **options)
             two = monte_carlo.estimate(pyspiel_game, [sb[0], sa[1]], [wb[0], wa[1]],
                                        derive_seed(seed, 4242, i, j, 1), **options)
-            results.append((one.mean[0] + two.mean[1]) / 2)
-            errors.append(math.hypot(one.std_err[0], two.std_err[1]) / 2)
-        mean = float(np.mean(results))
-        half = float(stats.t.ppf(0.975, len(seeds) - 1) * np.std(results, ddof=1)
-                     / math.sqrt(len(seeds))) if len(seeds) > 1 \
-            else float(monte_carlo.Z95 * errors[0])
-        pairs.append({"a": a, "b": b, "score": mean, "half_width": half, "seeds": seeds})
-        score[i, j], score[j, i] = mean, -mean
+            per_seed.append({"seed": seed, "score": float(one.mean[0] + two.mean[1]) / 2,
+                             "first": float(one.mean[0]), "first_std_err": float(one.std_err[0]),
+                             "second": float(two.mean[1]),
+                             "second_std_err": float(two.std_err[1])})
+        pair = {"a": a, "b": b}
+        pair["score"], pair["half_width"] = _over_seeds(
+            [r["score"] for r in per_seed],
+            [math.hypot(r["first_std_err"], r["second_std_err"]) / 2 for r in per_seed])
+        for seat in ("first", "second"):
+            pair[seat], pair[f"{seat}_half_width"] = _over_seeds(
+                [r[seat] for r in per_seed], [r[f"{seat}_std_err"] for r in per_seed])
+        pairs.append({**pair, "seeds": seeds, "per_seed": per_seed})
+        score[i, j], score[j, i] = pair["score"], -pair["score"]
     observed = np.zeros_like(score, dtype=bool)
     for pair in pairs:
         i, j = labels.index(pair["a"]), labels.index(pair["b"])
@@ -144,3 +159,12 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
             "elo": {label: float(r) for label, r in zip(labels, elo, strict=True)}}
     atomic_write_text(path, json.dumps(made, indent=1))
     return made
+
+
+def _over_seeds(values: list[float], std_errs: list[float]) -> tuple[float, float]:
+    """The mean of per-seed ``values`` and the half-width of its 95% Student-t interval over
+    seeds; with one seed, the Monte Carlo interval of its ``std_errs``."""
+    if len(values) == 1:
+        return float(values[0]), float(monte_carlo.Z95 * std_errs[0])
+    half = stats.t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values))
+    return float(np.mean(values)), float(half)

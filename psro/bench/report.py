@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from psro.bench.head_to_head_table import HEADER, table_rows
 from psro.bench.runner import deterministic
 from psro.bench.suites import slug
 from psro.config import RunConfig
@@ -212,8 +213,7 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
     if curves:
         panels.append((game["label"], curves))
     if duel:
-        h2h += [f"| {game['label']} | {p['a']} | {p['b']} | {p['score']:+.3f} +- "
-                f"{p['half_width']:.3f} | {len(p['seeds'])} |" for p in duel["pairs"]]
+        h2h += table_rows(game["label"], duel)
 
 
 def _tier(out: Path, suite: dict, tier: str, title: str, labels: list[str], rows: list,
@@ -274,10 +274,7 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
               f"{_cell(r['env_steps'], ',.0f')} | {r['thresholds'] or '-'} | "
               f"{_cell(r['elo'], '+.0f')} |" for r in rows]
     if h2h:
-        lines += ["", "## Head to head", "", "Score: the first method's mean return against "
-                  "the second (both seats), 95% interval over seeds.", "",
-                  "| game | method | against | score | seeds |", "| --- | --- | --- | --- | --- |",
-                  *h2h]
+        lines += ["", *HEADER, *h2h]
     stopped = [(p, _read(p)) for p in sorted(out.glob("*/*/seed-*.done.json"))]
     stopped = [(p, note) for p, note in stopped if note is not None and note.get("error")]
     if stopped:

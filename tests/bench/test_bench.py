@@ -5,6 +5,7 @@ the env-step budget; C++ OpenSpiel policies in ``psro.exploitability``."""
 
 import csv
 
+import numpy as np
 import pyspiel
 import pytest
 
@@ -82,6 +83,82 @@ def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_d
     # the shared bound's response is seeded by the seed only: the same for every method
     bound = psro.storage.text_files.read_json(out / "kuhn-sampled" / "psro" / "seed-0.bound.json")
     assert bound["key"]["response_steps"] == 1000 and len(bound["curves"]) == 2
+
+
+def _exact_seat_values(game, tree, a_path, b_path) -> tuple[float, float]:
+    """A's exact expected return against B as player 0 and as player 1 (Kuhn), each meta-policy
+    a mixture of whole members, every pair of members valued by OpenSpiel's policy_value."""
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms.expected_game_score import policy_value
+
+    from psro.extensive_form.policies import tabularise
+    from psro.storage import checkpoint
+
+    class Table(os_policy.Policy):
+        def __init__(self, member, player):
+            super().__init__(game, [player])
+            legal = np.zeros((len(tree.players[player].legal), tree.num_actions))
+            for i, actions in enumerate(tree.players[player].legal):
+                legal[i, actions] = 1.0
+            self.probs = (legal / legal.sum(axis=1, keepdims=True) if member.kind == "uniform"
+                          else tabularise(tree, member, player).probs)
+            self.player = player
+
+        def action_probabilities(self, state, player_id=None):
+            row = self.probs[tree.infoset_index(self.player,
+                                                state.information_state_string(self.player))]
+            return {a: float(row[a]) for a in state.legal_actions()}
+
+    def meta(path):
+        saved = checkpoint.load(path).state
+        return [[(w, Table(m, p)) for w, m in zip(saved.mixtures[p], pop, strict=True) if w > 0]
+                for p, pop in enumerate(saved.populations)]
+
+    a, b = meta(a_path), meta(b_path)
+    root = game.new_initial_state()
+
+    def value(seat0, seat1, player):
+        return sum(w0 * w1 * policy_value(root, [p0, p1])[player]
+                   for w0, p0 in seat0 for w1, p1 in seat1)
+
+    return value(a[0], b[1], 0), value(b[0], a[1], 1)
+
+
+def test_head_to_head_keeps_each_seat_and_seed_matching_exact_values(suite_dir, tmp_path):
+    """Each seat's Monte Carlo return, per seed, against the exact value of the two final
+    meta-policies (Kuhn can be walked though the suite runs it as too large to); measured
+    again here with enough episodes that the two seats' values are told apart."""
+    from dataclasses import replace
+
+    from psro.bench.evaluation import head_to_head
+
+    out, runs = suite_dir
+    sampled = [r for r in runs if r.game.label == "Kuhn sampled"]
+    precise = {**MC, "min_episodes": 20_000, "max_episodes": 20_000}
+    game = replace(sampled[0].game, methods=tuple(
+        replace(m, settings={**m.settings, "monte_carlo": precise})
+        for m in sampled[0].game.methods))
+    (pair,) = head_to_head(game, sampled, tmp_path / "h2h.json")["pairs"]
+    assert (pair["a"], pair["b"]) == ("psro", "self-play") and pair["seeds"] == [0, 1]
+    kuhn = pyspiel.load_game("kuhn_poker")
+    tree = psro.game_tree(kuhn)
+    for row in pair["per_seed"]:
+        first, second = _exact_seat_values(kuhn, tree, *(
+            out / "kuhn-sampled" / method / f"seed-{row['seed']}"
+            for method in ("psro", "self-play")))
+        assert abs(row["first"] - first) <= 4 * row["first_std_err"] < 0.1
+        assert abs(row["second"] - second) <= 4 * row["second_std_err"] < 0.1
+        assert row["score"] == pytest.approx((row["first"] + row["second"]) / 2, abs=1e-12)
+    assert pair["first"] == pytest.approx(np.mean([r["first"] for r in pair["per_seed"]]))
+    # the suite's own record (its few episodes), in the report
+    (pair,) = psro.storage.text_files.read_json(out / "kuhn-sampled" / "head_to_head.json")[
+        "pairs"]
+    text = write_suite_report(out, out / "r-seats").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("| Kuhn sampled | psro | self-play"))
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    assert cells[4] == f"{pair['first']:+.3f} +- {pair['first_half_width']:.3f}"
+    assert cells[5] == f"{pair['second']:+.3f} +- {pair['second_half_width']:.3f}"
+    assert cells[7] == ", ".join(f"{r['score']:+.2f}" for r in pair["per_seed"])
 
 
 def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite_dir):
