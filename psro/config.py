@@ -42,6 +42,11 @@ class RunConfig:
     """Regret-matching rounds per iteration of the "anytime" algorithm with the "ppo" oracle
     (`psro.algorithms.anytime_rm`): None finds the least exploitable mixture exactly by LP where the
     game is walked, and uses 10 rounds where it is too large to walk."""
+    anytime_episodes: int | None = None
+    """Episodes per member in each regret-matching round of the "anytime" algorithm (every
+    member's return against the trained network from exactly this many episodes); None
+    estimates each to the `monte_carlo` options' tolerance. Set, it asks for regret matching
+    as `anytime_rounds` does."""
     xdo_solver: str | None = None
     """Restricted-game solver of the "xdo" algorithm (`psro.algorithms.xdo`): "lp" (the
     sequence-form LP, two-player zero-sum games only) or "cfr" (warm-started CFR+); None takes
@@ -128,8 +133,9 @@ class RunConfig:
         if self.iterations is not None:
             check_count("iterations", self.iterations)
         check_count("pipeline_width", self.pipeline_width, maximum=MAX_PIPELINE_WIDTH)
-        if self.anytime_rounds is not None:
-            check_count("anytime_rounds", self.anytime_rounds)
+        for name in ("anytime_rounds", "anytime_episodes"):
+            if getattr(self, name) is not None:
+                check_count(name, getattr(self, name))
         if self.xdo_solver is not None and self.xdo_solver not in XDO_SOLVERS:
             raise ConfigError(f"xdo_solver must be one of {', '.join(XDO_SOLVERS)}; got "
                               f"{self.xdo_solver!r}")

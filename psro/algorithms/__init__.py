@@ -49,7 +49,8 @@ def _psro(context: GameContext, meta_solver: Callable) -> PSROAlgorithm:
     return PSROAlgorithm(meta_solver, context.config.meta_solver)
 
 
-ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds", "xdo_solver", "diversity")
+ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds", "anytime_episodes", "xdo_solver",
+                      "diversity")
 """RunConfig fields that only some algorithms read (each declares which, in ``settings``)."""
 
 ALGORITHMS: dict[str, AlgorithmEntry] = {

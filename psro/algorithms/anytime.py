@@ -7,8 +7,8 @@ response per player against the meta-solver's mixture of the restricted game (de
 ``nash``). Training against the least exploitable mixture instead can stall (on Kuhn poker it
 stops improving at exploitability 0.19 after a few iterations, the new best responses being
 ones the population holds). Two-player zero-sum games. Where the game is too large to walk (or
-``anytime_rounds`` is set), the mixture is found by regret matching against trained best
-responses instead (:mod:`psro.algorithms.anytime_rm`)."""
+``anytime_rounds`` or ``anytime_episodes`` is set), the mixture is found by regret matching
+against trained best responses instead (:mod:`psro.algorithms.anytime_rm`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.algorithms.anytime_rm import DEFAULT_ROUNDS, RegretMatchingAnytime, anytime_reads
+from psro.algorithms.anytime_rm import (
+    DEFAULT_ROUNDS,
+    RegretMatchingAnytime,
+    anytime_reads,
+    asked_setting,
+)
 from psro.algorithms.base import Algorithm, AlgorithmEntry, PSROAlgorithm
 from psro.context import GameContext
 from psro.errors import MetaSolverError
@@ -79,13 +84,23 @@ def _anytime(context: GameContext, meta_solver: Callable):
     if not regret_matching(config, context.tree is not None):
         return AnytimeAlgorithm(context.tree, PSROAlgorithm(meta_solver, config.meta_solver))
     return RegretMatchingAnytime(config.anytime_rounds or DEFAULT_ROUNDS,
-                                estimate_options(config.monte_carlo))
+                                round_options(config))
+
+
+def round_options(config) -> dict:
+    """The Monte Carlo options of each member's estimate in a regret-matching round: the
+    run's ``monte_carlo`` options, or exactly ``anytime_episodes`` episodes where it is set."""
+    options = estimate_options(config.monte_carlo)
+    episodes = config.anytime_episodes
+    if episodes is not None:
+        options.update(min_episodes=episodes, max_episodes=episodes, batch=episodes)
+    return options
 
 
 def regret_matching(config, walked: bool) -> bool:
-    """Whether anytime finds its mixture by regret matching (rounds set, or a game too large
-    to walk) rather than by the exact LP."""
-    return config.anytime_rounds is not None or not walked
+    """Whether anytime finds its mixture by regret matching (rounds or episodes set, or a
+    game too large to walk) rather than by the exact LP."""
+    return asked_setting(config) is not None or not walked
 
 
 def _needs(config, walked: bool) -> frozenset[str]:
@@ -94,11 +109,12 @@ def _needs(config, walked: bool) -> frozenset[str]:
 
 
 def _because(config, walked: bool) -> str:
-    where = "anytime_rounds is set" if walked else "the game is too large to walk"
+    where = f"{asked_setting(config)} is set" if walked else "the game is too large to walk"
     return f" (it finds the least exploitable mixture by regret matching against trained best " \
            f"responses where {where}; with an exact oracle on a walked game it solves one LP)"
 
 
-ENTRY = AlgorithmEntry(_anytime, settings=("anytime_rounds",), more=anytime_reads,
+ENTRY = AlgorithmEntry(_anytime, settings=("anytime_rounds", "anytime_episodes"),
+                       more=anytime_reads,
                        needs=_needs, because=_because, players=2, zero_sum=True,
                        reads_table=lambda config: True)

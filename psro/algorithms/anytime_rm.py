@@ -80,13 +80,14 @@ class RegretMatchingRounds:
     then (the other player's payoff of each member against it estimated by Monte Carlo with
     ``options``, :func:`psro.evaluation.monte_carlo.estimate_profile`'s, each estimate seeded
     from the training's seed, the round and the member). Two-player games. Its metadata:
-    ``restricted`` (the average mixture, a list) and ``restricted_value`` (the mean of the
-    rounds' values)."""
+    ``restricted`` (the average mixture, a list), ``restricted_value`` (the mean of the
+    rounds' values) and ``round_episodes`` (the episodes the estimates simulated)."""
 
     def __init__(self, training: Training, options: dict):
         self.training, self.options = training, options
         self.other = 1 - training.player
         self.matching = RegretMatching(training.weights[self.other])
+        self.episodes = 0
 
     def after_round(self, round_: int, network) -> np.ndarray:
         """The other player's new weights after round ``round_``."""
@@ -97,19 +98,28 @@ class RegretMatchingRounds:
             estimate = monte_carlo.estimate_profile(
                 t.game, actors, derive_seed(t.seed, round_, k, 1), **self.options)
             payoffs.append(estimate.mean[self.other])
+            self.episodes += estimate.count
         return self.matching.observe(np.array(payoffs))
 
     def metadata(self) -> dict:
         """What the trained network (and its member) records."""
         return {Keys.RESTRICTED: self.matching.average.tolist(),
-                Keys.RESTRICTED_VALUE: float(np.mean(self.matching.values))}
+                Keys.RESTRICTED_VALUE: float(np.mean(self.matching.values)),
+                Keys.ROUND_EPISODES: self.episodes}
 
 
 def anytime_reads(config, evaluation: str) -> tuple[str, ...]:
-    """Anytime by regret matching (rounds set, or a game too large to walk) estimates each
-    round's member values by Monte Carlo."""
+    """Anytime by regret matching (rounds or episodes set, or a game too large to walk)
+    estimates each round's member values by Monte Carlo."""
     return ("monte_carlo", "seed") \
-        if config.anytime_rounds is not None or evaluation == "sampled" else ()
+        if asked_setting(config) is not None or evaluation == "sampled" else ()
+
+
+def asked_setting(config) -> str | None:
+    """The setting that asks for regret matching on a walked game (``anytime_rounds`` or
+    ``anytime_episodes``) where the config sets one, else None."""
+    return next((name for name in ("anytime_rounds", "anytime_episodes")
+                 if getattr(config, name) is not None), None)
 
 
 def padded(mixture, size: int) -> np.ndarray:
@@ -139,7 +149,8 @@ class RegretMatchingAnytime(Algorithm):
     def __init__(self, rounds: int, options: dict | None = None):
         self.rounds = rounds
         self.hook = RoundHook(rounds, RegretMatchingRounds, dict(options or {}),
-                              carries=(Keys.RESTRICTED, Keys.RESTRICTED_VALUE))
+                              carries=(Keys.RESTRICTED, Keys.RESTRICTED_VALUE,
+                                        Keys.ROUND_EPISODES))
 
     def meta(self, state: RunState) -> list[np.ndarray]:
         """Each player's newest restricted distribution (uniform before the first)."""
@@ -157,12 +168,15 @@ class RegretMatchingAnytime(Algorithm):
 
     def metrics(self, state: RunState) -> dict:
         """``restricted_value_p{p}``: the mean over the last iteration's rounds of p's
-        estimated value of its restricted mixture against the opponent's response."""
+        estimated value of its restricted mixture against the opponent's response;
+        ``round_episodes_p{p}``: the episodes those rounds simulated to estimate p's members
+        (None in a run from before they were counted)."""
         out = {}
         for p in range(2):
             newest = _newest_response(state, p)
-            out[f"restricted_value_p{p}"] = None if newest is None else \
-                newest.metadata[Keys.RESTRICTED_VALUE]
+            meta = {} if newest is None else newest.metadata
+            out[f"restricted_value_p{p}"] = meta.get(Keys.RESTRICTED_VALUE)
+            out[f"round_episodes_p{p}"] = meta.get(Keys.ROUND_EPISODES)
         return out
 
 

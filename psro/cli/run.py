@@ -21,6 +21,7 @@ def _overrides(args) -> dict:
     return {
         "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
         "pipeline_width": args.pipeline_width, "anytime_rounds": args.anytime_rounds,
+        "anytime_episodes": args.anytime_episodes,
         "xdo_solver": args.xdo_solver, "diversity": args.diversity,
         "meta_solver": args.meta_solver,
         "meta_solver_options": options(args.meta_solver_option, "--meta-solver-option"),
@@ -47,7 +48,8 @@ def cmd_run(args) -> int:
             raise CliError("--resume needs --out DIR, the run directory to continue")
         fixed = {"--game": args.game, "--algorithm": args.algorithm, "--oracle": args.oracle,
                  "--pipeline-width": args.pipeline_width,
-                 "--anytime-rounds": args.anytime_rounds, "--xdo-solver": args.xdo_solver,
+                 "--anytime-rounds": args.anytime_rounds,
+                 "--anytime-episodes": args.anytime_episodes, "--xdo-solver": args.xdo_solver,
                  "--diversity": args.diversity, "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
@@ -103,6 +105,9 @@ def _variant_arguments(run) -> None:
     run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with --oracle "
                      "ppo: regret-matching rounds per iteration (default: exact LP where the "
                      "game is walked, 10 where it is too large)")
+    run.add_argument("--anytime-episodes", type=int, help="--algorithm anytime with --oracle "
+                     "ppo: episodes per member in each regret-matching round (default: each "
+                     "estimated to the monte_carlo tolerance)")
     from psro.config import XDO_SOLVERS
 
     run.add_argument("--xdo-solver", choices=XDO_SOLVERS, help="--algorithm xdo: the "

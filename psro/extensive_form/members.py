@@ -32,6 +32,9 @@ class Keys:
     trained (a list)."""
     RESTRICTED_VALUE = "restricted_value"
     """Anytime by regret matching: the mean of the rounds' estimated values of that mixture."""
+    ROUND_EPISODES = "round_episodes"
+    """Anytime by regret matching: the episodes its rounds simulated to estimate the members'
+    returns (their cost, beside the response's own training)."""
     GAIN = "gain"
     """JPSRO: what the member gains by deviating from the joint it was admitted against."""
 

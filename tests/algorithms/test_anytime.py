@@ -107,7 +107,33 @@ def test_anytime_without_a_walked_tree_defaults_to_ten_rounds():
     assert type(exact.parts.algorithm) is AnytimeAlgorithm
 
 
+def test_anytime_episodes_sets_each_rounds_estimate_and_keeps_the_mixture_near_the_lp():
+    """``anytime_episodes``: every member's return in every round from exactly that many
+    episodes (counted per response), and the mixture still near the exact LP's."""
+    few = {**RM, "anytime_episodes": 128}
+    run = psro.PSRO("kuhn_poker", "ppo", "nash", **few)
+    rows = run.run(iterations=3)
+    for p in range(2):
+        for member in run.population[p][1:]:  # trained at iteration i against i members
+            i = member.metadata["iteration"]
+            assert member.metadata["round_episodes"] == RM["anytime_rounds"] * i * 128
+        assert rows[-1][f"round_episodes_p{1 - p}"] == \
+            run.population[p][-1].metadata["round_episodes"]
+    for it in range(2, 4):
+        assert rows[it]["exploitability"] <= _least_exploitable(run, it) + 0.1
+    default = psro.PSRO("kuhn_poker", "ppo", "nash", **RM).run(iterations=1)
+    # without it, each estimate runs to its tolerance (0.02, not reached): max_episodes
+    assert default[-1]["round_episodes_p0"] == \
+        RM["anytime_rounds"] * RM["monte_carlo"]["max_episodes"]
+
+
 @pytest.mark.parametrize("argv,match", [
+    (["--anytime-episodes", "64"], "algorithm 'anytime' needs an oracle that trains its best "
+                                   "responses in environment steps"),
+    (["--anytime-episodes", "64"], "regret matching against trained best responses where "
+                                   "anytime_episodes is set"),
+    (["--oracle", "ppo", "--anytime-episodes", "0"],
+     "anytime_episodes must be a positive integer; got 0"),
     (["--anytime-rounds", "3"], "algorithm 'anytime' needs an oracle that trains its best "
                                 "responses in environment steps (warm starts, budgets, "
                                 "plateaus) and trains in rounds with a hook between them (it "

@@ -155,6 +155,8 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
                                 "algorithm 'pipeline', and this run's algorithm is 'psro'"),
     (["--algorithm", "rectified", "--anytime-rounds", "5"],
      "anytime_rounds has no effect in this run: it is a setting of algorithm 'anytime'"),
+    (["--anytime-episodes", "64"],
+     "anytime_episodes has no effect in this run: it is a setting of algorithm 'anytime'"),
     (["--ppo", "env_steps=5000"], "ppo has no effect in this run: oracle 'exact' trains no PPO"),
     (["--config", "mc.toml"], "monte_carlo has no effect in this run: payoffs are computed "
                               "exactly"),
