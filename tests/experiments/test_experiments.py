@@ -93,3 +93,18 @@ def test_payoff_entries_benchmark_compares_the_three_tables(tmp_path, capsys):
     assert all(row["payoff_episodes"] <= 700 for row in capped.metrics)
     assert (tmp_path / "report" / "report.md").is_file()
     sys.modules.pop("bench_payoff_entries", None)
+
+
+def test_anytime_rounds_benchmark_times_a_round_both_ways(tmp_path, capsys):
+    """A small PPO run's members: each setting's round is timed and its episodes counted (the
+    fixed one: members x episodes)."""
+    import psro
+
+    psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 512}, seed=0,
+              out=tmp_path / "run").run(iterations=2)
+    mod = importlib.import_module("bench_anytime_rounds")
+    mod.main([str(tmp_path / "run"), "--members", "3", "--episodes", "64", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert "3 members of player 0" in out and "ratio:" in out
+    assert "64 episodes: " in out and " s a round, 192 episodes," in out
+    sys.modules.pop("bench_anytime_rounds", None)
