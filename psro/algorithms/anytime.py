@@ -20,6 +20,7 @@ from scipy.optimize import linprog
 
 from psro.algorithms.anytime_rm import (
     DEFAULT_ROUNDS,
+    REGRET_MATCHING_SETTINGS,
     RegretMatchingAnytime,
     anytime_reads,
     asked_setting,
@@ -114,7 +115,6 @@ def _because(config, walked: bool) -> str:
            f"responses where {where}; with an exact oracle on a walked game it solves one LP)"
 
 
-ENTRY = AlgorithmEntry(_anytime, settings=("anytime_rounds", "anytime_episodes"),
-                       more=anytime_reads,
+ENTRY = AlgorithmEntry(_anytime, settings=REGRET_MATCHING_SETTINGS, more=anytime_reads,
                        needs=_needs, because=_because, players=2, zero_sum=True,
                        reads_table=lambda config: True)

@@ -34,6 +34,9 @@ from psro.state import RunState
 DEFAULT_ROUNDS = 10
 """Regret-matching rounds per iteration where the game is too large to walk and
 ``anytime_rounds`` is not set."""
+REGRET_MATCHING_SETTINGS = ("anytime_rounds", "anytime_episodes")
+"""The RunConfig fields of anytime by regret matching; setting either asks for it on a walked
+game."""
 
 
 class RegretMatching:
@@ -118,7 +121,7 @@ def anytime_reads(config, evaluation: str) -> tuple[str, ...]:
 def asked_setting(config) -> str | None:
     """The setting that asks for regret matching on a walked game (``anytime_rounds`` or
     ``anytime_episodes``) where the config sets one, else None."""
-    return next((name for name in ("anytime_rounds", "anytime_episodes")
+    return next((name for name in REGRET_MATCHING_SETTINGS
                  if getattr(config, name) is not None), None)
 
 

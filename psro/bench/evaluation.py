@@ -28,7 +28,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 import solvers
 from games.simulation import turn_based
@@ -37,6 +36,7 @@ from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
 from psro.evaluation.sampled import lower_bound_with_curves
 from psro.payoffs import utility_scale
+from psro.reports.groups import interval
 from psro.rl.config import response_config
 from psro.seeds import derive_seed
 from psro.storage import checkpoint
@@ -166,5 +166,5 @@ def _over_seeds(values: list[float], std_errs: list[float]) -> tuple[float, floa
     seeds; with one seed, the Monte Carlo interval of its ``std_errs``."""
     if len(values) == 1:
         return float(values[0]), float(monte_carlo.Z95 * std_errs[0])
-    half = stats.t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values))
-    return float(np.mean(values)), float(half)
+    curve = interval(np.zeros(1), np.asarray(values, dtype=float)[:, None])
+    return float(curve.mean[0]), float(curve.high[0] - curve.mean[0])
