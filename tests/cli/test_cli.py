@@ -64,6 +64,28 @@ def test_the_xdo_hint_is_printed_only_for_psro_on_walked_two_player_zero_sum_gam
     assert hinted("--game", "rps") == []  # a matrix game: walked, but nothing to restrict
 
 
+def test_the_anytime_hint_is_printed_for_psro_on_games_too_large_to_walk(tmp_path, capsys):
+    """On a game too large to walk the hint names anytime PSRO, where the oracle declares what
+    its regret matching needs (an oracle registered without rounds gets no hint)."""
+    import psro
+    from psro.oracles.ppo import PPOOracle
+
+    def hinted(*argv):
+        assert main(["run", "--game", "phantom_ttt(obstype=reveal-nothing)", "--iterations",
+                     "1", "--ppo", "env_steps=128", "--out", str(tmp_path / "h"), "--overwrite",
+                     *argv]) == 0
+        return [line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("hint: ")]
+
+    hint = hinted("--oracle", "ppo")
+    assert len(hint) == 1 and "--algorithm anytime --anytime-episodes 128" in hint[0]
+    assert hinted("--oracle", "ppo", "--algorithm", "anytime", "--anytime-episodes", "4") == []
+    no_rounds = "no_rounds_" + str(id(object()))
+    psro.oracles.register(no_rounds, PPOOracle.build, turn_based=True, settings=("ppo", "seed"),
+                          capabilities=("trains", "targets"))
+    assert hinted("--oracle", no_rounds) == []
+
+
 def test_a_time_budget_alone_runs_until_the_budget(tmp_path, capsys):
     assert main(["run", "--game", "leduc_poker", "--time-budget", "2", "--quiet",
                  "--out", str(tmp_path / "r")]) == 0
