@@ -8,15 +8,27 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from psro.cli import bench, exploitability, games, judge, report, run, solve
 from psro.cli.common import EXIT_USAGE, CliError
 from psro.cli.run import check_positive
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr and exit status 2, naming the
+    problem and pointing to ``--help`` for what is accepted, instead of argparse's usage block
+    (its subcommands' parsers are of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line and exit with status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; `{self.prog} --help` lists "
+                              f"what is accepted\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``psro`` argument parser: one subcommand per module of this package."""
-    parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles")
+    parser = OneLineParser(prog="psro", description="Policy-Space Response Oracles")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in (run, report, solve, exploitability, games, bench, judge):
         command.add_parser(sub)
@@ -51,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     from solvers import ToolkitError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help (0), or a bad argument (2, its one line printed)
+        return int(stop.code or 0)
     handled = (signal.SIGTERM, signal.SIGHUP)
     try:
         previous = {sig: signal.signal(sig, _terminate) for sig in handled}

@@ -64,26 +64,23 @@ def test_the_xdo_hint_is_printed_only_for_psro_on_walked_two_player_zero_sum_gam
     assert hinted("--game", "rps") == []  # a matrix game: walked, but nothing to restrict
 
 
-def test_the_anytime_hint_is_printed_for_psro_on_games_too_large_to_walk(tmp_path, capsys):
+def test_the_anytime_hint_is_printed_for_psro_on_games_too_large_to_walk():
     """On a game too large to walk the hint names anytime PSRO, where the oracle declares what
     its regret matching needs (an oracle registered without rounds gets no hint)."""
     import psro
+    from psro.cli.progress import variant_hint
     from psro.oracles.ppo import PPOOracle
 
-    def hinted(*argv):
-        assert main(["run", "--game", "phantom_ttt(obstype=reveal-nothing)", "--iterations",
-                     "1", "--ppo", "env_steps=128", "--out", str(tmp_path / "h"), "--overwrite",
-                     *argv]) == 0
-        return [line for line in capsys.readouterr().out.splitlines()
-                if line.startswith("hint: ")]
+    def hint(oracle, **settings):
+        return variant_hint(psro.PSRO("phantom_ttt(obstype=reveal-nothing)", oracle,
+                                      ppo={"env_steps": 128}, **settings))
 
-    hint = hinted("--oracle", "ppo")
-    assert len(hint) == 1 and "--algorithm anytime --anytime-episodes 128" in hint[0]
-    assert hinted("--oracle", "ppo", "--algorithm", "anytime", "--anytime-episodes", "4") == []
+    assert "--algorithm anytime --anytime-episodes 128" in hint("ppo")
+    assert hint("ppo", algorithm="anytime", anytime_episodes=4) is None
     no_rounds = "no_rounds_" + str(id(object()))
     psro.oracles.register(no_rounds, PPOOracle.build, turn_based=True, settings=("ppo", "seed"),
                           capabilities=("trains", "targets"))
-    assert hinted("--oracle", no_rounds) == []
+    assert hint(no_rounds) is None
 
 
 def test_a_time_budget_alone_runs_until_the_budget(tmp_path, capsys):
@@ -204,6 +201,26 @@ def test_console_script_exit_code(tmp_path):
                             cwd=ROOT)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "unknown game 'nope'" in result.stderr
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["run", "--game", "kuhn_poker", "--iterations", "abc"],
+     "psro run: error: argument --iterations: invalid int value: 'abc'"),
+    (["run", "--bogus"], "unrecognized arguments: --bogus"),
+    ([], "the following arguments are required: command"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["bench", "quick", "--seeds"], "argument --seeds: expected one argument"),
+])
+def test_the_parsers_own_errors_are_one_line_with_exit_status_2(argv, text, capsys):
+    """What argparse refuses (a bad number, an unknown option or command, a missing value)
+    is one line naming it and where the accepted forms are listed, not its usage block."""
+    line = _error_line(capsys, argv)
+    assert text in line and "--help` lists what is accepted" in line
+
+
+def test_help_exits_with_status_0(capsys):
+    assert main(["solve", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: psro solve")
 
 
 def test_a_run_directory_is_locked_while_a_run_holds_it(tmp_path, capsys):
