@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from psro.backends.base import Backend, LocalBackend, Task
 from psro.backends.processes import ProcessBackend
-from psro.backends.ray import RayBackend
+from psro.backends.ray import RayBackend, check_ray
 from psro.errors import ConfigError
 
 
@@ -57,10 +57,7 @@ def names() -> tuple[str, ...]:
     return tuple(_BACKENDS)
 
 
-def make_backend(name: str, workers: int | None = None, address: str | None = None) -> Backend:
-    """The backend called ``name`` with ``workers`` workers (None: its default); ``address``
-    is the Ray cluster of the ``ray`` backend. :class:`ConfigError` for an unknown name, a
-    worker count that is not a positive integer, or an address for another backend."""
+def _check_settings(name: str, workers: int | None, address: str | None) -> None:
     if address is not None and name != "ray":
         raise ConfigError(f"--ray-address (ray_address) needs --backend ray; the backend is "
                           f"{name!r}")
@@ -78,9 +75,27 @@ def make_backend(name: str, workers: int | None = None, address: str | None = No
         raise ConfigError(f"workers must be at most {limit:,} for backend {name!r} ({where}; "
                           f"each worker process holds its own copy of the game and networks); "
                           f"got {workers:,}")
+
+
+def check_backend(name: str, workers: int | None = None, address: str | None = None) -> None:
+    """Refuse, with a :class:`ConfigError`, what :func:`make_backend` would refuse, and for the
+    built-in ``ray`` backend also a missing Ray or an address that is neither ``auto`` nor a
+    reachable ``HOST:PORT``, without building or starting anything (``psro bench`` checks its
+    backend this way before it writes)."""
+    _check_settings(name, workers, address)
+    if _BACKENDS[name] is _ray_backend:
+        check_ray(address)
+
+
+def make_backend(name: str, workers: int | None = None, address: str | None = None) -> Backend:
+    """The backend called ``name`` with ``workers`` workers (None: its default); ``address``
+    is the Ray cluster of the ``ray`` backend. :class:`ConfigError` for an unknown name, a
+    worker count that is not a positive integer, or an address for another backend (Ray itself
+    is checked when the backend starts)."""
+    _check_settings(name, workers, address)
     return _BACKENDS[name](workers, address) if address is not None else \
         _BACKENDS[name](workers)
 
 
 __all__ = ["Backend", "LocalBackend", "ProcessBackend", "RayBackend", "Task",
-           "local_worker_limit", "make_backend", "names", "register"]
+           "check_backend", "local_worker_limit", "make_backend", "names", "register"]

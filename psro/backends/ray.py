@@ -59,6 +59,13 @@ def _check_reachable(address: str | None) -> None:
                           f"{err.strerror or err}") from None
 
 
+def check_ray(address: str | None = None) -> None:
+    """:class:`ConfigError` where Ray is not installed, or where ``address`` is neither None,
+    ``auto`` nor a ``HOST:PORT`` that accepts a connection; starts nothing."""
+    _ray()
+    _check_reachable(address)
+
+
 def _call(fn, *args):
     """Run one task in a Ray worker."""
     return fn(*args)
@@ -142,4 +149,4 @@ class RayBackend:
         self._remote = None
 
 
-__all__ = ["MAX_RETRIES", "RayBackend"]
+__all__ = ["MAX_RETRIES", "RayBackend", "check_ray"]

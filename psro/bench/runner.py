@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from psro.backends import check_backend
 from psro.bench import references
 from psro.bench.evaluation import head_to_head, shared_lower_bound
 from psro.bench.suites import Method, Suite, SuiteGame, check_suite, run_config, slug
@@ -237,6 +238,13 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     suite = check_suite(suite)
     chosen = select_games(suite, games)
     runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out} is not a folder; --out is the suite's folder")
+    for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
+                         for r in runs}, key=repr):
+        check_backend(*where)  # before anything is written
+    for run in runs:
+        run.config.validate()
     # what each directory holds, read once: a folder of another suite is refused before any
     # work, and only run k writes run k's directory
     held = [_finished(run) for run in runs]

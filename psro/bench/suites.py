@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from psro.config import RunConfig
+from psro.config import MAX_SEED, RunConfig
 from psro.errors import ConfigError
 from psro.option_checks import check_count
 from psro.storage.text_files import read_toml
@@ -71,9 +71,14 @@ class Suite:
     description: str = ""
 
     def with_seeds(self, count: int) -> Suite:
-        """The suite with seeds ``0 .. count - 1``."""
+        """The suite with seeds ``0 .. count - 1`` (``count`` from 1 to ``MAX_SUITE_SEEDS``;
+        :class:`ConfigError` otherwise)."""
+        check_count("seeds", count, maximum=MAX_SUITE_SEEDS)
         return replace(self, seeds=tuple(range(count)))
 
+
+MAX_SUITE_SEEDS = 1000
+"""Most seeds a suite runs (each seed is a run per game and method)."""
 
 EXACT = {"oracle": "exact"}
 PSRO = Method("psro", {**EXACT, "algorithm": "psro", "meta_solver": "nash"})
@@ -198,6 +203,12 @@ def read_suite(path: str | Path) -> Suite:
     path = Path(path)
     try:
         data = read_toml(path)
+    except ValueError as err:
+        raise ConfigError(f"suite file {path} cannot be used: {err}") from None
+    if not isinstance(data.get("seeds", []), list):
+        raise ConfigError(f"suite file {path}: seeds must be a list of integers; got "
+                          f"{data['seeds']!r}")
+    try:
         suite = Suite(str(data.get("name", path.stem)), tuple(
             SuiteGame(str(g["game"]), str(g.get("label", g["game"])), str(g["tier"]),
                       tuple(Method(str(m["label"]), dict(m.get("settings", {})))
@@ -205,7 +216,7 @@ def read_suite(path: str | Path) -> Suite:
                       float(g["time_budget_s"]), g.get("env_steps"),
                       tuple(float(t) for t in g.get("thresholds", (1e-1, 1e-2, 1e-3))),
                       int(g.get("response_steps", 200_000)), g.get("bound_every"))
-            for g in data["games"]), tuple(int(s) for s in data.get("seeds", (0,))))
+            for g in data["games"]), tuple(data.get("seeds", (0,))))
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise ConfigError(f"suite file {path} cannot be used: {type(err).__name__}: {err} "
                           f"(see `psro bench --help` for its shape)") from None
@@ -218,6 +229,14 @@ def check_suite(suite: Suite) -> Suite:
     (every run's full configuration is checked again when it starts)."""
     if not suite.games or not suite.seeds:
         raise ConfigError(f"suite {suite.name!r} needs at least one game and one seed")
+    if len(suite.seeds) > MAX_SUITE_SEEDS:
+        raise ConfigError(f"suite {suite.name!r} has {len(suite.seeds):,} seeds; at most "
+                          f"{MAX_SUITE_SEEDS:,}")
+    for seed in suite.seeds:
+        check_count(f"suite {suite.name!r}: seed", seed, minimum=0, maximum=MAX_SEED)
+    if len(set(suite.seeds)) < len(suite.seeds):
+        raise ConfigError(f"suite {suite.name!r}: seeds must be distinct (a seed's runs share "
+                          f"one folder); got {list(suite.seeds)}")
     folders = [slug(g.label) for g in suite.games]
     twice = next((g.label for g, f in zip(suite.games, folders, strict=True)
                   if folders.count(f) > 1), None)

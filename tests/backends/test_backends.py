@@ -2,12 +2,13 @@
 does not leak file descriptors when tasks return torch networks."""
 
 import os
+import socket
 import sys
 
 import numpy as np
 import pytest
 
-from psro.backends import LocalBackend, ProcessBackend, Task, make_backend
+from psro.backends import LocalBackend, ProcessBackend, Task, check_backend, make_backend
 from psro.errors import ConfigError
 from psro.rl.networks import ActorCritic
 
@@ -42,15 +43,30 @@ def test_returned_networks_hold_no_file_descriptors(pool):
     assert len(networks) == 40 and after - before < 10
 
 
-def test_unknown_backend_and_bad_worker_counts():
+@pytest.mark.parametrize("build", [make_backend, check_backend])
+def test_unknown_backend_and_bad_worker_counts(build):
     with pytest.raises(ConfigError, match="unknown backend 'rays'; accepted: local, processes, "
                                           "ray"):
-        make_backend("rays")
+        build("rays")
     with pytest.raises(ConfigError, match="needs --backend ray"):
-        make_backend("processes", 2, "auto")
+        build("processes", 2, "auto")
     for workers in (-1, 0, 2.5, True):
         with pytest.raises(ConfigError, match="workers must be a positive integer"):
-            make_backend("processes", workers)
+            build("processes", workers)
+    with pytest.raises(ConfigError, match="workers must be at most"):
+        build("processes", 4 * (os.cpu_count() or 1) + 1)
+
+
+def test_check_backend_refuses_a_ray_address_it_cannot_reach_without_starting_ray():
+    with pytest.raises(ConfigError, match="must be auto or HOST:PORT; got 'nohost'"):
+        check_backend("ray", None, "nohost")
+    with socket.socket() as closed:  # a port nothing listens on: bound, never listening
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        with pytest.raises(ConfigError, match="cannot reach a Ray cluster"):
+            check_backend("ray", None, f"127.0.0.1:{port}")
+    check_backend("local", 1)
+    check_backend("processes", None)
 
 
 def _die_once(marker: str, value: int) -> int:

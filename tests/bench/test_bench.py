@@ -12,6 +12,7 @@ import pytest
 import psro
 from psro.bench import Method, Suite, SuiteGame, run_suite, write_suite_report
 from psro.bench.references import cfr_plus_curve, uniform_exploitability
+from psro.bench.suites import read_suite
 from psro.cli import main
 from psro.errors import ConfigError, RunDirectoryError
 
@@ -222,6 +223,23 @@ def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
     assert main(["bench", "--list"]) == 0 and "quick" in capsys.readouterr().out
     assert main(["bench", str(suite), "--out", str(tmp_path / "empty"), "--report-only"]) == 2
     assert "holds no suite that can be reported" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seeds,said", [
+    ("[0, 0]", "seeds must be distinct"),
+    ("[0.5, 1]", "seed must be an integer from 0"),
+    ("[true]", "seed must be an integer from 0"),
+    ("[-1]", "seed must be an integer from 0"),
+    ('"01"', "seeds must be a list of integers"),
+    ("[]", "needs at least one game and one seed"),
+])
+def test_suite_seeds_that_would_run_other_seeds_than_written_are_refused(seeds, said, tmp_path):
+    """Seeds were read with int(): 0.5 ran seed 0 and "01" seeds 0 and 1, without a word."""
+    path = tmp_path / "s.toml"
+    path.write_text(f'seeds = {seeds}\n[[games]]\ngame = "kuhn_poker"\ntier = "walkable"\n'
+                    f'time_budget_s = 1\n[[games.methods]]\nlabel = "psro"\n')
+    with pytest.raises(ConfigError, match=said):
+        read_suite(path)
 
 
 def test_the_time_left_is_measured_where_it_can_be_and_a_budget_elsewhere():

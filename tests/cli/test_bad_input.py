@@ -36,6 +36,9 @@ def sandbox(tmp_path, finished_run, monkeypatch) -> Path:
     (tmp_path / "backend.toml").write_text('game = "kuhn_poker"\nbackend = {a = 1}\n')
     (tmp_path / "conf.d").mkdir()
     (tmp_path / "game.efg").write_text(f"{SECRET}\n")
+    (tmp_path / "seeds.toml").write_text('seeds = [0.5, 1]\n[[games]]\ngame = "kuhn_poker"\n'
+                                         'tier = "walkable"\ntime_budget_s = 1\n'
+                                         '[[games.methods]]\nlabel = "psro"\n')
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -129,6 +132,15 @@ CASES = [
     (["report", "run", "--out", "file"], "cannot write the report"),
     (["report", "run", "notes"], "not a run directory"),
     (["solve", "missing.csv"], "does not exist"),
+    # benchmark suites: refused before the suite's folder is made
+    (["bench", "quick", "--out", "suite", "--workers", "0"],
+     "workers must be a positive integer"),
+    (["bench", "quick", "--out", "suite", "--backend", "cluster"], "unknown backend 'cluster'"),
+    (["bench", "quick", "--out", "suite", "--ray-address", "auto"], "needs --backend ray"),
+    (["bench", "quick", "--out", "suite", "--seeds", "99999999999999999999"],
+     "seeds must be an integer from 1 to 1,000"),
+    (["bench", "quick", "--out", "file"], "file is not a folder"),
+    (["bench", "seeds.toml", "--out", "suite"], "seed must be an integer from 0"),
 ]
 
 
