@@ -69,12 +69,13 @@ def deterministic(config: RunConfig, tier: str) -> bool:
 
 
 def plan(suite: Suite, out: Path, overrides: dict | None = None) -> list[PlannedRun]:
-    """The suite's runs in the order they run (seed by seed, then game and method)."""
+    """The suite's runs in the order they run (seed by seed, then game and method), each
+    config validated with ``overrides`` merged in (:class:`ConfigError` otherwise)."""
     runs = []
     for k, seed in enumerate(suite.seeds):
         for game in suite.games:
             for method in game.methods:
-                config = run_config(game, method, seed).merged(overrides or {})
+                config = run_config(game, method, seed).merged(overrides or {}).validate()
                 if k > 0 and deterministic(config, game.tier):
                     continue
                 path = out / slug(game.label) / slug(method.label) / f"seed-{seed}"
@@ -243,8 +244,6 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
                          for r in runs}, key=repr):
         check_backend(*where)  # before anything is written
-    for run in runs:
-        run.config.validate()
     # what each directory holds, read once: a folder of another suite is refused before any
     # work, and only run k writes run k's directory
     held = [_finished(run) for run in runs]
