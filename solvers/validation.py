@@ -19,6 +19,12 @@ from solvers.errors import PayoffError
 MIXTURE_SUM_TOL = 1e-6
 """How far from 1 a supplied mixture may sum before it is refused."""
 
+MAX_PAYOFF = 1e300
+"""Largest absolute payoff accepted: the solvers take differences of payoffs and sum them
+over iterations, which overflow a 64-bit float near its largest value (1.8e308): regret
+matching returned NaN mixtures at 1e307 and the CE LP failed at 1e308. Any payoff up to this
+bound gives finite mixtures from every solver."""
+
 
 def _as_float_array(value, what: str) -> np.ndarray:
     try:
@@ -44,8 +50,9 @@ def as_payoffs(payoffs) -> list[np.ndarray]:
 
     Accepts a 2-D array ``A`` (read as the zero-sum game ``[A, -A]``) or a sequence of N arrays,
     each with N axes and the same shape. Raises :class:`PayoffError` (a ``ValueError``) for
-    anything else: NaN or infinite entries, empty axes, ragged rows, mismatched shapes, or a
-    number of axes that differs from the number of players.
+    anything else: NaN or infinite entries, entries past :data:`MAX_PAYOFF` in absolute
+    value, empty axes, ragged rows, mismatched shapes, or a number of axes that differs from
+    the number of players.
     """
     if isinstance(payoffs, (str, bytes)) or not isinstance(payoffs, (np.ndarray, Sequence)):
         raise PayoffError(
@@ -87,6 +94,11 @@ def as_payoffs(payoffs) -> list[np.ndarray]:
         if not np.all(np.isfinite(array)):
             bad = "NaN" if np.isnan(array).any() else "infinite"
             raise PayoffError(f"payoffs[{p}] contains {bad} entries; payoffs must be finite")
+        largest = float(np.abs(array).max())
+        if largest > MAX_PAYOFF:
+            raise PayoffError(f"payoffs[{p}] has an entry of absolute value {largest:.3g}; "
+                              f"payoffs must be at most {MAX_PAYOFF:.0e} in absolute value "
+                              f"(rescale the game: equilibria do not change)")
     return arrays
 
 

@@ -13,7 +13,8 @@ from psro.storage.text_files import read_text
 def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
     file = Path(path)
     if not file.is_file():
-        raise CliError(f"payoff file {path} does not exist")
+        what = "is not a file" if file.exists() else "does not exist"
+        raise CliError(f"payoff file {path} {what}")
     suffix = file.suffix.lower()
     try:
         if suffix == ".csv":

@@ -115,6 +115,10 @@ def write_report(run_dirs: list[str | Path], out: str | Path, labels: dict | Non
     if missing:
         raise RunDirectoryError(f"--label names {missing[0]}, which is not one of the runs")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise RunDirectoryError(f"cannot write the report to {out}: it is not a folder (a "
+                                f"report goes into a new or empty folder, or replaces an "
+                                f"earlier report); nothing was written")
     run_groups = groups.group_runs(records, given)
     lock = DirectoryLock(out, holder="report")
     try:

@@ -129,9 +129,10 @@ CASES = [
     (["run", "--game", "kuhn_poker", "--ppo", "env_steps", "--out", "X"],
      "--ppo needs key=value"),
     # reports and solve
-    (["report", "run", "--out", "file"], "cannot write the report"),
+    (["report", "run", "--out", "file"], "cannot write the report to file: it is not a folder"),
     (["report", "run", "notes"], "not a run directory"),
     (["solve", "missing.csv"], "does not exist"),
+    (["solve", "conf.d"], "payoff file conf.d is not a file"),
     # benchmark suites: refused before the suite's folder is made
     (["bench", "quick", "--out", "suite", "--workers", "0"],
      "workers must be a positive integer"),

@@ -21,12 +21,30 @@ import solvers
     ([np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2))], "one axis per player"),
     ([np.zeros((2, 2))], "at least 2 players"),
     ("rock", "2-D array or a list"),
+    ([[1e308, -1e308], [0.0, 1.0]], "at most 1e\\+300 in absolute value"),
 ])
 def test_bad_payoffs(payoffs, match):
     for call in (solvers.nash, solvers.get("prd"), solvers.get("alpharank"), solvers.get("ce"),
                  lambda g: solvers.nash_conv(g, [[1.0], [1.0]])):
         with pytest.raises(ValueError, match=match):
             call(payoffs)
+
+
+@pytest.mark.parametrize("name", solvers.names())
+def test_payoffs_up_to_the_largest_accepted_give_finite_mixtures(name):
+    """At 1e300 (the largest accepted magnitude) every solver still returns mixtures; Nash
+    equilibria do not change when a game is scaled, so ``nash`` gives the unscaled answer.
+    (At 1e307 regret matching returned NaN and the CE LP failed: such games are refused.)"""
+    rng = np.random.default_rng(3)
+    small = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (3, 4))]
+    huge = [a * solvers.validation.MAX_PAYOFF for a in small]
+    mixtures = solvers.get(name)(huge)
+    for mixture in (mixtures if isinstance(mixtures, list) else [mixtures]):
+        mixture = np.asarray(mixture)
+        assert np.all(np.isfinite(mixture)) and abs(mixture.sum() - 1) < 1e-9
+    if name == "nash":
+        for scaled, plain in zip(mixtures, solvers.nash(small), strict=True):
+            assert np.allclose(scaled, plain, atol=1e-6)
 
 
 def test_zero_sum_nash_bad_input():
