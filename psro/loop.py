@@ -84,7 +84,7 @@ class PSRO:
         self.oracle, self.evaluator = parts.oracle, parts.evaluator
         self.backend = parts.backend
         self.state = state
-        self.callbacks = list(callbacks)
+        self.callbacks = _checked_callbacks(callbacks)
         self.writer: checkpoint.RunWriter | None = None
         self._write_s = 0.0
         self.limits = run_limits(config)
@@ -304,3 +304,19 @@ class PSRO:
 
 
 __all__ = ["PSRO", "TIMING_FIELDS"]
+
+
+def _checked_callbacks(callbacks) -> list[Callback]:
+    """``callbacks`` as a list; :class:`ConfigError` (before any work) for something that
+    is not a sequence of functions."""
+    if callable(callbacks) or isinstance(callbacks, (str, bytes)) or \
+            not hasattr(callbacks, "__iter__"):
+        raise ConfigError(f"callbacks must be a sequence of functions f(psro, row); got "
+                          f"{type(callbacks).__name__}")
+    checked = list(callbacks)
+    for callback in checked:
+        if not callable(callback):
+            raise ConfigError(f"callbacks must be functions f(psro, row); got "
+                              f"{type(callback).__name__}")
+    return checked
+

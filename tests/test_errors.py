@@ -5,6 +5,7 @@ import pytest
 
 import psro
 import psro.loop
+import psro.reports
 from psro.cli import main
 
 
@@ -55,3 +56,26 @@ def test_solve_reports_a_solver_failure_in_one_line(tmp_path, capsys, monkeypatc
     assert len(err) == 1 and "did not finish within 5 pivots" in err[0]
 
 
+
+
+# -- the Python interface's bad input -------------------------------------------------------
+def test_python_bad_input_is_a_toolkit_error_before_any_work(tmp_path, monkeypatch):
+    """Mistakes a script makes: each is a ToolkitError naming what is accepted, and nothing
+    is written (``out=""`` once named the working directory, as ``Path("")`` is ``.``)."""
+    import games
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    with pytest.raises(psro.RunDirectoryError, match="must be named"):
+        psro.PSRO("kuhn_poker", out="", overwrite=True)
+    with pytest.raises(psro.ConfigError, match="callbacks must be functions"):
+        psro.PSRO("kuhn_poker", out=tmp_path / "run", callbacks=(print, 5))
+    with pytest.raises(psro.ConfigError, match="callbacks must be a sequence"):
+        psro.PSRO("kuhn_poker", callbacks=print)
+    with pytest.raises(games.GameError, match="game must be a game string"):
+        psro.exploitability(3, {})
+    with pytest.raises(psro.ConfigError, match="max_nodes must be a positive integer"):
+        psro.exploitability("kuhn_poker", {}, max_nodes=0)
+    with pytest.raises(psro.RunDirectoryError, match="must be named"):
+        psro.reports.write_report([str(tmp_path / "missing")], "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -12,6 +12,9 @@ def cmd_report(args) -> int:
     """``psro report``: reports, figures and tables for run directories."""
     from psro.reports import write_report
 
+    if args.out is not None and not args.out.strip():
+        raise CliError("--out needs a folder name (it was empty); without --out the report "
+                       "goes to DIR/report of the first run")
     out = args.out or str(Path(args.dirs[0]) / "report")
     labels = {}
     for text in args.label or []:

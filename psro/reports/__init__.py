@@ -104,6 +104,8 @@ def write_report(run_dirs: list[str | Path], out: str | Path, labels: dict | Non
     """
     if not run_dirs:
         raise RunDirectoryError("give at least one run directory")
+    if not str(out).strip():  # before Path(), which reads "" as "."
+        raise RunDirectoryError("the report's output folder must be named (it was empty)")
     unknown = sorted(set(formats) - set(figures.FORMATS))
     if unknown:
         raise RunDirectoryError(f"unknown figure format {unknown[0]!r}; accepted: "

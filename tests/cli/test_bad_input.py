@@ -131,6 +131,7 @@ CASES = [
     # reports and solve
     (["report", "run", "--out", "file"], "cannot write the report to file: it is not a folder"),
     (["report", "run", "notes"], "not a run directory"),
+    (["report", "run", "--out", ""], "--out needs a folder name"),
     (["solve", "missing.csv"], "does not exist"),
     (["solve", "conf.d"], "payoff file conf.d is not a file"),
     # benchmark suites: refused before the suite's folder is made

@@ -149,9 +149,9 @@ class RunWriter:
         information-state keys. With ``overwrite`` the directory may instead hold an earlier
         run (and nothing else), whose files are removed once its lock is taken.
         :class:`RunDirectoryError` for anything else."""
-        path = Path(path)
-        if not str(path).strip():
+        if not str(path).strip():  # before Path(), which reads "" as "."
             raise RunDirectoryError("the run directory must be named (it was empty)")
+        path = Path(path)
         replace = overwrite and path.is_dir() and any(path.iterdir())
         if replace:
             _check_replaceable(path)
