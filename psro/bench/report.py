@@ -19,12 +19,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from psro.bench.head_to_head_table import HEADER, table_rows
-from psro.bench.runner import deterministic
+from psro.bench.runner import PlannedRun, deterministic, finished, planned_runs
 from psro.bench.suites import slug
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
@@ -53,13 +54,52 @@ COLUMNS = ("game", "tier", "method", "seeds", "exploitability_quarter", "half_qu
 
 
 def _groups(out: Path, game: dict) -> list[RunGroup]:
+    """Each method's finished runs (those with a ``seed-N.done.json``: a killed run or one
+    still running would mix a partial curve into the finished ones)."""
     found = []
     for method in game["methods"]:
         folder = out / slug(game["label"]) / slug(method["label"])
-        paths = sorted(p for p in folder.glob("seed-*") if (p / "config.json").exists())
+        paths = sorted(p for p in folder.glob("seed-*") if (p / "config.json").exists()
+                       and p.with_name(f"{p.name}.done.json").exists())
         if paths:
             found.append(RunGroup({}, [RunRecord(p) for p in paths], method["label"]))
     return found
+
+
+def _of_planned(text: str, done: int, planned: dict, game: dict, method: str) -> str:
+    """A seeds cell, with ``of N`` where fewer runs finished than the suite plans."""
+    total = planned.get((game["label"], method))
+    return f"{text} of {total}" if total is not None and done < total else text
+
+
+def _unfinished(planned: list[PlannedRun]) -> list[str]:
+    """Markdown lines naming the planned runs that have not ended, per game and method in
+    the suite's order: started (killed, or running now) or not started."""
+    left: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for run in planned:  # seed by seed: the first seed meets every method in order
+        states = left.setdefault((run.game.label, run.method.label), {})
+        if not finished(run):
+            state = "started, not ended (killed, or running now)" \
+                if (run.path / "config.json").exists() else "not started"
+            states.setdefault(state, []).append(run.seed)
+    return [f"- {game} · {method}: " + "; ".join(f"{state}: seed{'s' if len(seeds) > 1 else ''} "
+                                                 f"{_seed_ranges(seeds)}"
+                                                 for state, seeds in states.items())
+            for (game, method), states in left.items() if states]
+
+
+def _seed_ranges(seeds: list[int]) -> str:
+    """``[1, 2, 3, 7]`` as ``1-3, 7``."""
+    parts, ordered = [], sorted(seeds)
+    start = prev = ordered[0]
+    for seed in [*ordered[1:], None]:
+        if seed is not None and seed == prev + 1:
+            prev = seed
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if seed is not None:
+            start = prev = seed
+    return ", ".join(parts)
 
 
 def _read(path: Path) -> dict | None:
@@ -111,8 +151,14 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
             np.array([r["exploitability"] for r in rows]))
 
 
+def _missing(game: dict, reported: list[str], planned: dict) -> list[str]:
+    """The game's methods that plan runs but have none finished (their table rows say so)."""
+    return [m["label"] for m in game["methods"]
+            if m["label"] not in reported and (game["label"], m["label"]) in planned]
+
+
 def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list,
-              by_steps: list, diversity: list) -> None:
+              by_steps: list, diversity: list, planned: dict) -> None:
     budget, curves, stepped, diverse = float(game["time_budget_s"]), [], [], []
     for group in _groups(out, game):
         spread = aggregate(group, "iteration", "diversity_p0")
@@ -127,7 +173,11 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
             curves.append((group.label, curve, False, _style(group.label, labels)))
         q, fin = _at(curve, budget / 4), _at(curve, budget)
         crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
-        rows.append(_row(game, group.label, _seeds_text(group), q, fin, crossed))
+        seeds = _of_planned(_seeds_text(group), len(group.records), planned, game, group.label)
+        rows.append(_row(game, group.label, seeds, q, fin, crossed))
+    for method in _missing(game, [g.label for g in _groups(out, game)], planned):
+        rows.append(_row(game, method, f"0 of {planned[(game['label'], method)]}",
+                         (math.nan, math.nan), (math.nan, math.nan), ""))
     ref = _read(out / slug(game["label"]) / "reference.json")
     if ref is not None:
         cfr = ref["cfr_plus"]
@@ -194,20 +244,25 @@ def _shared_bound(rec: RunRecord) -> float | None:
 
 
 def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
-           h2h: list) -> None:
+           h2h: list, planned: dict) -> None:
     path = out / slug(game["label"]) / "head_to_head.json"
     duel = _read(path)
     curves, groups = [], {g.label: g for g in _groups(out, game)}
     for method in game["methods"]:
         values, steps = _bounds(groups.get(method["label"]))
         if not values:
+            if (game["label"], method["label"]) in planned:
+                rows.append(_row(game, method["label"],
+                                 f"0 of {planned[(game['label'], method['label'])]}",
+                                 (math.nan, math.nan), (math.nan, math.nan), ""))
             continue
         curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
         during = _measured(groups[method["label"]]) if method["label"] in groups else None
         curves.append((method["label"], during if during is not None else curve, True,
                        _style(method["label"], labels)))
         half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
-        rows.append(_row(game, method["label"], str(len(values)), (math.nan, math.nan),
+        seeds = _of_planned(str(len(values)), len(values), planned, game, method["label"])
+        rows.append(_row(game, method["label"], seeds, (math.nan, math.nan),
                          (float(curve.mean[0]), half), "", float(np.mean(steps)),
                          duel["elo"].get(method["label"], math.nan) if duel else math.nan))
     if curves:
@@ -217,16 +272,16 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
 
 
 def _tier(out: Path, suite: dict, tier: str, title: str, labels: list[str], rows: list,
-          h2h: list, target: Path) -> list[str]:
+          h2h: list, target: Path, planned: dict) -> list[str]:
     """One tier's figures (exploitability; against env steps and population diversity for the
     walkable tier), its table rows added to ``rows`` and head-to-head lines to ``h2h``; returns
     its Markdown lines."""
     lines, panels, by_steps, diversity = [], [], [], []
     for game in (g for g in suite["games"] if g["tier"] == tier):
         if tier == "walkable":
-            _walkable(out, game, labels, rows, panels, by_steps, diversity)
+            _walkable(out, game, labels, rows, panels, by_steps, diversity, planned)
         else:
-            _large(out, game, labels, rows, panels, h2h)
+            _large(out, game, labels, rows, panels, h2h, planned)
     if panels:
         xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
         plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",
@@ -261,10 +316,18 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     labels = _method_labels(suite)
     if suite.get("description"):
         lines += [suite["description"][0].upper() + suite["description"][1:] + ".", ""]
+    runs = planned_runs(out) or []
+    planned = Counter((run.game.label, run.method.label) for run in runs)
+    left = _unfinished(runs)
+    if left:
+        done = sum(1 for run in runs if finished(run))
+        lines += [f"**Not finished:** {done} of {len(runs)} planned runs have ended; the "
+                  f"figures and tables hold those only (the runs left are listed at the end; "
+                  f"running the suite again into this folder continues it).", ""]
     for tier, title in (("walkable", "exploitability against wall time"),
                         ("large", "approximate exploitability (lower bound) at a shared "
                                   "best-response budget")):
-        lines += _tier(out, suite, tier, title, labels, rows, h2h, target)
+        lines += _tier(out, suite, tier, title, labels, rows, h2h, target, planned)
     lines += ["## Results", "", "| game | method | seeds | at 1/4 budget | at the end | "
               "env steps | time to threshold (runs that reached it) | Elo |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -281,6 +344,8 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
         lines += ["", "## Runs that stopped short of their budget", "",
                   *(f"- `{p.relative_to(out).as_posix()[:-len('.done.json')]}` at iteration "
                     f"{note.get('iteration')}: {note.get('error')}" for p, note in stopped)]
+    if left:
+        lines += ["", "## Runs not finished", "", *left]
     atomic_write_text(target / "results.csv", _csv(rows))
     atomic_write_text(target / "results.tex", _tex(rows))
     md = target / "report.md"

@@ -302,6 +302,31 @@ def _bound_path(run: PlannedRun) -> Path:
     return run.path.with_name(f"{run.path.name}.bound.json")
 
 
+def planned_runs(out: str | Path) -> list[PlannedRun] | None:
+    """Every run the suite described by ``out/suite.json`` plans (:func:`finished` says
+    which ended), in the order they run; None where ``suite.json`` cannot be read back into a
+    suite that this version of the toolkit can run."""
+    out = Path(out)
+    try:
+        data = read_json(out / "suite.json")
+        suite = check_suite(Suite(str(data["name"]), tuple(
+            SuiteGame(str(g["game"]), str(g["label"]), str(g["tier"]),
+                      tuple(Method(str(m["label"]), dict(m["settings"])) for m in g["methods"]),
+                      float(g["time_budget_s"]), g.get("env_steps"),
+                      tuple(float(t) for t in g.get("thresholds", ())),
+                      int(g["response_steps"]), g.get("bound_every"))
+            for g in data["games"]), tuple(data["seeds"]), str(data.get("description", ""))))
+        return plan(suite, out)
+    except (ValueError, KeyError, TypeError, AttributeError):  # ConfigError is a ValueError
+        return None
+
+
+def finished(run: PlannedRun) -> bool:
+    """Whether the suite recorded the run's end (``seed-N.done.json``); a run without it was
+    killed or has not started, and running the suite again resumes or starts it."""
+    return _outcome_path(run).exists()
+
+
 def _describe(suite: Suite) -> dict:
     return {"name": suite.name, "seeds": list(suite.seeds), "description": suite.description,
             "games": [{"game": g.game, "label": g.label, "tier": g.tier,

@@ -177,6 +177,34 @@ def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite
     assert "CFR+ (OpenSpiel)" in write_suite_report(out, out / "r3").read_text()
 
 
+def test_the_report_of_an_unfinished_suite_holds_finished_runs_and_names_the_rest(
+        suite_dir, tmp_path):
+    """A run killed (or still running) has no ``done.json``: its partial results stay out of
+    the table, which says how many of the planned seeds it holds, and the report lists every
+    run left, so a table made mid-suite cannot pass for the suite's."""
+    import shutil
+
+    out = tmp_path / "partial"
+    shutil.copytree(suite_dir[0], out)
+    (out / "kuhn-sampled" / "self-play" / "seed-1.done.json").unlink()  # killed
+    shutil.rmtree(out / "kuhn" / "xdo" / "seed-0")  # not started
+    (out / "kuhn" / "xdo" / "seed-0.done.json").unlink()
+    md = write_suite_report(out)
+    by = {(r["game"], r["method"]): r for r in csv.DictReader((md.parent / "results.csv").open())}
+    alone = psro.storage.text_files.read_json(
+        out / "kuhn-sampled" / "self-play" / "seed-0.bound.json")["exploitability"]
+    assert by[("Kuhn sampled", "self-play")]["seeds"] == "1 of 2"
+    assert float(by[("Kuhn sampled", "self-play")]["exploitability_final"]) == alone
+    assert by[("Kuhn sampled", "psro")]["seeds"] == "2"
+    assert by[("Kuhn", "xdo")]["seeds"] == "0 of 1"
+    assert by[("Kuhn", "psro")]["seeds"] == "1 (deterministic)"
+    text = md.read_text()
+    assert "**Not finished:** 4 of 6 planned runs have ended" in text
+    assert "- Kuhn · xdo: not started: seed 0" in text
+    assert "- Kuhn sampled · self-play: started, not ended (killed, or running now): seed 1" \
+        in text
+
+
 def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tmp_path):
     """Runs written before a suite set ``lower_bound.final = false`` (they measured their own
     final bound as well) are the suite's runs still: skipped when finished, not refused."""
@@ -353,12 +381,14 @@ def test_games_can_be_run_one_call_each_into_one_folder_and_report(tmp_path, cap
     assert not (out / "kuhn").exists()
     assert (out / "kuhn-sampled" / "head_to_head.json").exists()
     report = write_suite_report(out).read_text()
-    assert "Kuhn sampled" in report and "| Kuhn | psro |" not in report
+    assert "Kuhn sampled" in report and "| Kuhn | psro | 0 of 1 | n/a | n/a |" in report
+    assert "4 of 6 planned runs have ended" in report and "- Kuhn · psro: not started" in report
     # the other game by its folder name, into the same folder: the first game's runs are kept
     runs = run_suite(_suite(), out, quiet=True, games=["kuhn"])
     assert {r.game.label for r in runs} == {"Kuhn"}
     report = write_suite_report(out).read_text()
-    assert "| Kuhn | psro |" in report and "| Kuhn sampled | psro |" in report
+    assert "| Kuhn | psro | 1 (deterministic) |" in report and "| Kuhn sampled | psro | 2 |" \
+        in report and "Not finished" not in report
     with pytest.raises(ConfigError, match="no game 'Leduc'; its games are 'Kuhn', 'Kuhn samp"):
         run_suite(_suite(), out, quiet=True, games=["Leduc"])
     suite = tmp_path / "s.toml"
