@@ -76,6 +76,10 @@ def test_python_bad_input_is_a_toolkit_error_before_any_work(tmp_path, monkeypat
         psro.exploitability(3, {})
     with pytest.raises(psro.ConfigError, match="max_nodes must be a positive integer"):
         psro.exploitability("kuhn_poker", {}, max_nodes=0)
+    for setting in ("ppo", "monte_carlo", "seed"):  # set the lower bound; Kuhn is walked
+        with pytest.raises(psro.UnreadSettingError, match=f"{setting} sets the PPO lower") as err:
+            psro.exploitability("kuhn_poker", {}, **{setting: {} if setting != "seed" else 0})
+        assert err.value.setting == setting
     with pytest.raises(psro.RunDirectoryError, match="must be named"):
         psro.reports.write_report([str(tmp_path / "missing")], "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -132,6 +132,10 @@ CASES = [
     (["report", "run", "--out", "file"], "cannot write the report to file: it is not a folder"),
     (["report", "run", "notes"], "not a run directory"),
     (["report", "run", "--out", ""], "--out needs a folder name"),
+    (["exploitability", "--run", "run", "--seed", "3"],
+     "--seed sets the PPO lower bound, which kuhn_poker does not need"),
+    (["exploitability", "--run", "run", "--ppo", "env_steps=1000", "--seed", "0"],
+     "--ppo and --seed set the PPO lower bound"),
     (["solve", "missing.csv"], "does not exist"),
     (["solve", "conf.d"], "payoff file conf.d is not a file"),
     # benchmark suites: refused before the suite's folder is made
