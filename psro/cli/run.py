@@ -67,6 +67,11 @@ def cmd_run(args) -> int:
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
         run.limits = run_limits(run.config, *limits)
         announce(run, args.quiet)
+        if args.iterations is not None and args.iterations <= run.iteration:
+            print(f"note: the run is at iteration {run.iteration} already, so --iterations "
+                  f"{args.iterations} runs nothing: --iterations counts every iteration, "
+                  f"resumed ones included (--iterations {run.iteration + args.iterations} "
+                  f"makes {args.iterations} more)", flush=True)
         run.run(*limits)
     else:
         if args.out is None:

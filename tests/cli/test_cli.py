@@ -43,6 +43,11 @@ def test_run_resume_and_progress(tmp_path, capsys):
     assert any(line.split()[:1] == ["9/9"] for line in text.splitlines())
     assert "backend processes: 2 worker process(es) on this machine" in text
     assert (out / "metrics.csv").read_text().count("\n") == 11
+    # --iterations counts every iteration: below the run's, it runs nothing, and says so
+    assert main(["run", "--resume", "--out", str(out), "--iterations", "2", "--quiet"]) == 0
+    assert "note: the run is at iteration 9 already, so --iterations 2 runs nothing" in \
+        capsys.readouterr().out
+    assert (out / "metrics.csv").read_text().count("\n") == 11
     assert "already holds a run" in _error_line(capsys, ["run", "--game", "kuhn_poker",
                                                          "--out", str(out)])
     assert "unknown backend" in _error_line(capsys, ["run", "--resume", "--out", str(out),
