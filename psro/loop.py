@@ -306,17 +306,10 @@ class PSRO:
 __all__ = ["PSRO", "TIMING_FIELDS"]
 
 
-def _checked_callbacks(callbacks) -> list[Callback]:
-    """``callbacks`` as a list; :class:`ConfigError` (before any work) for something that
-    is not a sequence of functions."""
-    if callable(callbacks) or isinstance(callbacks, (str, bytes)) or \
-            not hasattr(callbacks, "__iter__"):
-        raise ConfigError(f"callbacks must be a sequence of functions f(psro, row); got "
-                          f"{type(callbacks).__name__}")
-    checked = list(callbacks)
-    for callback in checked:
-        if not callable(callback):
-            raise ConfigError(f"callbacks must be functions f(psro, row); got "
-                              f"{type(callback).__name__}")
-    return checked
 
+def _checked_callbacks(callbacks) -> list[Callback]:
+    """``callbacks`` as a list; :class:`ConfigError` (before any work) for anything else."""
+    if not isinstance(callbacks, (list, tuple)) or not all(map(callable, callbacks)):
+        raise ConfigError(f"callbacks must be a list or tuple of functions f(psro, row); got "
+                          f"{callbacks!r:.100}")
+    return list(callbacks)

@@ -68,9 +68,9 @@ def test_python_bad_input_is_a_toolkit_error_before_any_work(tmp_path, monkeypat
     (tmp_path / "notes.txt").write_text("mine\n")
     with pytest.raises(psro.RunDirectoryError, match="must be named"):
         psro.PSRO("kuhn_poker", out="", overwrite=True)
-    with pytest.raises(psro.ConfigError, match="callbacks must be functions"):
+    with pytest.raises(psro.ConfigError, match="callbacks must be a list or tuple of functions"):
         psro.PSRO("kuhn_poker", out=tmp_path / "run", callbacks=(print, 5))
-    with pytest.raises(psro.ConfigError, match="callbacks must be a sequence"):
+    with pytest.raises(psro.ConfigError, match="callbacks must be a list or tuple"):
         psro.PSRO("kuhn_poker", callbacks=print)
     with pytest.raises(games.GameError, match="game must be a game string"):
         psro.exploitability(3, {})

@@ -7,7 +7,9 @@ measured in the same command, and one report per suite (``psro bench``).
 - :mod:`psro.bench.evaluation`: shared-budget approximate exploitability and head-to-head
   results (large tier);
 - :mod:`psro.bench.runner`: running a suite into a folder of run directories;
-- :mod:`psro.bench.report`: its report, figures and tables.
+- :mod:`psro.bench.report`: its report and figures, with :mod:`psro.bench.results_table`
+  (the results table) and :mod:`psro.bench.completion` (which planned runs have ended, for a
+  report made before the suite finished).
 """
 
 from psro.bench.report import write_suite_report

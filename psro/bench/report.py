@@ -16,23 +16,23 @@ mean over seeds.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from psro.bench.completion import missing_methods, planned_runs, seeds_cell, unfinished_lines
 from psro.bench.head_to_head_table import HEADER, table_rows
-from psro.bench.runner import PlannedRun, deterministic, finished, planned_runs
+from psro.bench.results_table import cell, csv_text, table_row, tex_text
+from psro.bench.runner import deterministic
 from psro.bench.suites import slug
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.reports import RunRecord
 from psro.reports.figures import plot_panels
 from psro.reports.groups import Curve, RunGroup, aggregate, interval
-from psro.reports.tables import _tex_escape, number_text
+from psro.reports.tables import number_text
 from psro.storage.files import atomic_write_text
 from psro.storage.text_files import read_json
 
@@ -49,10 +49,6 @@ def _style(label: str, labels: list[str]) -> dict:
     return {"color": PALETTE[labels.index(label) % len(PALETTE)]} if label in labels else {}
 
 
-COLUMNS = ("game", "tier", "method", "seeds", "exploitability_quarter", "half_quarter",
-           "exploitability_final", "half_final", "env_steps", "thresholds", "elo")
-
-
 def _groups(out: Path, game: dict) -> list[RunGroup]:
     """Each method's finished runs (those with a ``seed-N.done.json``: a killed run or one
     still running would mix a partial curve into the finished ones)."""
@@ -64,42 +60,6 @@ def _groups(out: Path, game: dict) -> list[RunGroup]:
         if paths:
             found.append(RunGroup({}, [RunRecord(p) for p in paths], method["label"]))
     return found
-
-
-def _of_planned(text: str, done: int, planned: dict, game: dict, method: str) -> str:
-    """A seeds cell, with ``of N`` where fewer runs finished than the suite plans."""
-    total = planned.get((game["label"], method))
-    return f"{text} of {total}" if total is not None and done < total else text
-
-
-def _unfinished(planned: list[PlannedRun]) -> list[str]:
-    """Markdown lines naming the planned runs that have not ended, per game and method in
-    the suite's order: started (killed, or running now) or not started."""
-    left: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for run in planned:  # seed by seed: the first seed meets every method in order
-        states = left.setdefault((run.game.label, run.method.label), {})
-        if not finished(run):
-            state = "started, not ended (killed, or running now)" \
-                if (run.path / "config.json").exists() else "not started"
-            states.setdefault(state, []).append(run.seed)
-    return [f"- {game} · {method}: " + "; ".join(f"{state}: seed{'s' if len(seeds) > 1 else ''} "
-                                                 f"{_seed_ranges(seeds)}"
-                                                 for state, seeds in states.items())
-            for (game, method), states in left.items() if states]
-
-
-def _seed_ranges(seeds: list[int]) -> str:
-    """``[1, 2, 3, 7]`` as ``1-3, 7``."""
-    parts, ordered = [], sorted(seeds)
-    start = prev = ordered[0]
-    for seed in [*ordered[1:], None]:
-        if seed is not None and seed == prev + 1:
-            prev = seed
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if seed is not None:
-            start = prev = seed
-    return ", ".join(parts)
 
 
 def _read(path: Path) -> dict | None:
@@ -151,12 +111,6 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
             np.array([r["exploitability"] for r in rows]))
 
 
-def _missing(game: dict, reported: list[str], planned: dict) -> list[str]:
-    """The game's methods that plan runs but have none finished (their table rows say so)."""
-    return [m["label"] for m in game["methods"]
-            if m["label"] not in reported and (game["label"], m["label"]) in planned]
-
-
 def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list,
               by_steps: list, diversity: list, planned: dict) -> None:
     budget, curves, stepped, diverse = float(game["time_budget_s"]), [], [], []
@@ -173,10 +127,10 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
             curves.append((group.label, curve, False, _style(group.label, labels)))
         q, fin = _at(curve, budget / 4), _at(curve, budget)
         crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
-        seeds = _of_planned(_seeds_text(group), len(group.records), planned, game, group.label)
-        rows.append(_row(game, group.label, seeds, q, fin, crossed))
-    for method in _missing(game, [g.label for g in _groups(out, game)], planned):
-        rows.append(_row(game, method, f"0 of {planned[(game['label'], method)]}",
+        seeds = seeds_cell(_seeds_text(group), len(group.records), planned, game, group.label)
+        rows.append(table_row(game, group.label, seeds, q, fin, crossed))
+    for method in missing_methods(game, [g.label for g in _groups(out, game)], planned):
+        rows.append(table_row(game, method, f"0 of {planned[(game['label'], method)]}",
                          (math.nan, math.nan), (math.nan, math.nan), ""))
     ref = _read(out / slug(game["label"]) / "reference.json")
     if ref is not None:
@@ -185,14 +139,14 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         y = np.array([r["exploitability"] for r in cfr])
         curve = interval(x, y[None, :])
         curves.append(("CFR+ (OpenSpiel)", curve, False, _style("CFR+ (OpenSpiel)", labels)))
-        rows.append(_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
+        rows.append(table_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
                          _at(curve, budget), _crossings([(x, y)], game["thresholds"])))
         flat = np.array([ref["uniform"]] * 2)
         start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, *_ in curves
                                        if np.any(c.x > 0))])
         curves.append(("uniform policy", interval(np.array([start, budget]), flat[None, :]),
                        False, _style("uniform policy", labels)))
-        rows.append(_row(game, "uniform policy", "-", (ref["uniform"], math.nan),
+        rows.append(table_row(game, "uniform policy", "-", (ref["uniform"], math.nan),
                          (ref["uniform"], math.nan), ""))
     if curves:
         panels.append((game["label"], curves))
@@ -200,14 +154,6 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         by_steps.append((game["label"], stepped))
     if diverse:
         diversity.append((game["label"], diverse))
-
-
-def _row(game: dict, method: str, seeds: str, quarter, final, thresholds: str,
-         env_steps: float = math.nan, elo: float = math.nan) -> dict:
-    return {"game": game["label"], "tier": game["tier"], "method": method, "seeds": seeds,
-            "exploitability_quarter": quarter[0], "half_quarter": quarter[1],
-            "exploitability_final": final[0], "half_final": final[1], "env_steps": env_steps,
-            "thresholds": thresholds, "elo": elo}
 
 
 def _measured(group: RunGroup) -> Curve | None:
@@ -252,7 +198,7 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
         values, steps = _bounds(groups.get(method["label"]))
         if not values:
             if (game["label"], method["label"]) in planned:
-                rows.append(_row(game, method["label"],
+                rows.append(table_row(game, method["label"],
                                  f"0 of {planned[(game['label'], method['label'])]}",
                                  (math.nan, math.nan), (math.nan, math.nan), ""))
             continue
@@ -261,8 +207,8 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
         curves.append((method["label"], during if during is not None else curve, True,
                        _style(method["label"], labels)))
         half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
-        seeds = _of_planned(str(len(values)), len(values), planned, game, method["label"])
-        rows.append(_row(game, method["label"], seeds, (math.nan, math.nan),
+        seeds = seeds_cell(str(len(values)), len(values), planned, game, method["label"])
+        rows.append(table_row(game, method["label"], seeds, (math.nan, math.nan),
                          (float(curve.mean[0]), half), "", float(np.mean(steps)),
                          duel["elo"].get(method["label"], math.nan) if duel else math.nan))
     if curves:
@@ -318,9 +264,9 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
         lines += [suite["description"][0].upper() + suite["description"][1:] + ".", ""]
     runs = planned_runs(out) or []
     planned = Counter((run.game.label, run.method.label) for run in runs)
-    left = _unfinished(runs)
+    left = unfinished_lines(runs)
     if left:
-        done = sum(1 for run in runs if finished(run))
+        done = sum(1 for run in runs if run.finished)
         lines += [f"**Not finished:** {done} of {len(runs)} planned runs have ended; the "
                   f"figures and tables hold those only (the runs left are listed at the end; "
                   f"running the suite again into this folder continues it).", ""]
@@ -334,8 +280,8 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     lines += [f"| {r['game']} | {r['method']} | {r['seeds']} | "
               f"{number_text(r['exploitability_quarter'], r['half_quarter'], True)} | "
               f"{number_text(r['exploitability_final'], r['half_final'], True)} | "
-              f"{_cell(r['env_steps'], ',.0f')} | {r['thresholds'] or '-'} | "
-              f"{_cell(r['elo'], '+.0f')} |" for r in rows]
+              f"{cell(r['env_steps'], ',.0f')} | {r['thresholds'] or '-'} | "
+              f"{cell(r['elo'], '+.0f')} |" for r in rows]
     if h2h:
         lines += ["", *HEADER, *h2h]
     stopped = [(p, _read(p)) for p in sorted(out.glob("*/*/seed-*.done.json"))]
@@ -346,37 +292,8 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
                     f"{note.get('iteration')}: {note.get('error')}" for p, note in stopped)]
     if left:
         lines += ["", "## Runs not finished", "", *left]
-    atomic_write_text(target / "results.csv", _csv(rows))
-    atomic_write_text(target / "results.tex", _tex(rows))
+    atomic_write_text(target / "results.csv", csv_text(rows))
+    atomic_write_text(target / "results.tex", tex_text(rows))
     md = target / "report.md"
     atomic_write_text(md, "\n".join(lines) + "\n")
     return md
-
-
-def _cell(value: float, spec: str) -> str:
-    return "-" if math.isnan(value) else format(value, spec)
-
-
-def _csv(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def _tex(rows: list[dict]) -> str:
-    lines = [r"\begin{tabular}{lllrr}", r"\toprule",
-             r"Game & Method & Seeds & Exploitability & Env.\ steps \\", r"\midrule"]
-    game = None
-    for r in rows:
-        if game is not None and r["game"] != game:
-            lines.append(r"\midrule")
-        value = number_text(r["exploitability_final"], r["half_final"], True).replace(
-            "+-", r"$\pm$").replace("<", "$<$")
-        steps = "--" if math.isnan(r["env_steps"]) else f"{r['env_steps']:,.0f}"
-        lines.append(" & ".join([_tex_escape(r["game"]) if r["game"] != game else "",
-                                 _tex_escape(r["method"]), _tex_escape(r["seeds"]), value,
-                                 steps]) + r" \\")
-        game = r["game"]
-    return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", ""])

@@ -37,7 +37,15 @@ from typing import TextIO
 from psro.backends import check_backend
 from psro.bench import references
 from psro.bench.evaluation import head_to_head, shared_lower_bound
-from psro.bench.suites import Method, Suite, SuiteGame, check_suite, run_config, slug
+from psro.bench.suites import (
+    Method,
+    Suite,
+    SuiteGame,
+    check_suite,
+    describe,
+    run_config,
+    slug,
+)
 from psro.build import settings_read
 from psro.config import RunConfig
 from psro.errors import ConfigError, MetaSolverError, RunDirectoryError, UnreadSettingError
@@ -62,6 +70,17 @@ class PlannedRun:
         """``game · method · seed N``, for progress lines."""
         return f"{self.game.label} · {self.method.label} · seed {self.seed}"
 
+    @property
+    def outcome_path(self) -> Path:
+        """``seed-N.done.json`` beside the run directory: how the run ended."""
+        return self.path.with_name(f"{self.path.name}.done.json")
+
+    @property
+    def finished(self) -> bool:
+        """Whether the suite recorded the run's end; a run without it was killed, is running
+        now or has not started, and running the suite again resumes or starts it."""
+        return self.outcome_path.exists()
+
 
 def deterministic(config: RunConfig, tier: str) -> bool:
     """Whether no part of a run of ``config`` reads its seed (every seed gives one run)."""
@@ -83,8 +102,6 @@ def plan(suite: Suite, out: Path, overrides: dict | None = None) -> list[Planned
     return runs
 
 
-def _outcome_path(run: PlannedRun) -> Path:
-    return run.path.with_name(f"{run.path.name}.done.json")
 
 
 UNCOMPARED = ("backend", "workers", "ray_address", "lower_bound.final")
@@ -112,7 +129,7 @@ def _finished(run: PlannedRun) -> tuple[dict | bool | None, dict | None]:
     rows = saved.state.metrics
     last = rows[-1] if rows else None
     try:
-        outcome = read_json(_outcome_path(run))
+        outcome = read_json(run.outcome_path)
     except ValueError:  # missing or damaged: the run is continued (it stops at once if done)
         return False, last
     ended = isinstance(outcome, dict) and last is not None and \
@@ -150,7 +167,7 @@ def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
     except MetaSolverError as err:
         last = psro_run.metrics[-1]  # the last saved iteration, before the failed meta-solve
         error, reason = str(err), "meta_solver_failed"
-    atomic_write_text(_outcome_path(run), json.dumps(
+    atomic_write_text(run.outcome_path, json.dumps(
         {"iteration": last["iteration"], "stop_reason": reason, "error": error}, indent=1))
     return last, error, True
 
@@ -248,7 +265,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     # work, and only run k writes run k's directory
     held = [_finished(run) for run in runs]
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "suite.json", json.dumps(_describe(suite), indent=1))
+    atomic_write_text(out / "suite.json", json.dumps(describe(suite), indent=1))
     progress = SuiteProgress(runs, stream)
     last_of_game = {id(r.game): k for k, r in enumerate(runs) if r.seed == suite.seeds[0]}
     for k, run in enumerate(runs):
@@ -300,38 +317,3 @@ def _names(game: SuiteGame, label: str) -> bool:
 
 def _bound_path(run: PlannedRun) -> Path:
     return run.path.with_name(f"{run.path.name}.bound.json")
-
-
-def planned_runs(out: str | Path) -> list[PlannedRun] | None:
-    """Every run the suite described by ``out/suite.json`` plans (:func:`finished` says
-    which ended), in the order they run; None where ``suite.json`` cannot be read back into a
-    suite that this version of the toolkit can run."""
-    out = Path(out)
-    try:
-        data = read_json(out / "suite.json")
-        suite = check_suite(Suite(str(data["name"]), tuple(
-            SuiteGame(str(g["game"]), str(g["label"]), str(g["tier"]),
-                      tuple(Method(str(m["label"]), dict(m["settings"])) for m in g["methods"]),
-                      float(g["time_budget_s"]), g.get("env_steps"),
-                      tuple(float(t) for t in g.get("thresholds", ())),
-                      int(g["response_steps"]), g.get("bound_every"))
-            for g in data["games"]), tuple(data["seeds"]), str(data.get("description", ""))))
-        return plan(suite, out)
-    except (ValueError, KeyError, TypeError, AttributeError):  # ConfigError is a ValueError
-        return None
-
-
-def finished(run: PlannedRun) -> bool:
-    """Whether the suite recorded the run's end (``seed-N.done.json``); a run without it was
-    killed or has not started, and running the suite again resumes or starts it."""
-    return _outcome_path(run).exists()
-
-
-def _describe(suite: Suite) -> dict:
-    return {"name": suite.name, "seeds": list(suite.seeds), "description": suite.description,
-            "games": [{"game": g.game, "label": g.label, "tier": g.tier,
-                       "time_budget_s": g.time_budget_s, "env_steps": g.env_steps,
-                       "thresholds": list(g.thresholds), "response_steps": g.response_steps,
-                       "bound_every": g.bound_every,
-                       "methods": [{"label": m.label, "settings": m.settings}
-                                   for m in g.methods]} for g in suite.games]}

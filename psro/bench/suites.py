@@ -259,6 +259,29 @@ def check_suite(suite: Suite) -> Suite:
     return suite
 
 
+def describe(suite: Suite) -> dict:
+    """The suite as JSON data (a suite folder's ``suite.json``; :func:`from_description`
+    reads it back)."""
+    return {"name": suite.name, "seeds": list(suite.seeds), "description": suite.description,
+            "games": [{"game": g.game, "label": g.label, "tier": g.tier,
+                       "time_budget_s": g.time_budget_s, "env_steps": g.env_steps,
+                       "thresholds": list(g.thresholds), "response_steps": g.response_steps,
+                       "bound_every": g.bound_every,
+                       "methods": [{"label": m.label, "settings": m.settings}
+                                   for m in g.methods]} for g in suite.games]}
+
+
+def from_description(data: dict) -> Suite:
+    """The suite :func:`describe` wrote (checked by :func:`check_suite`)."""
+    return check_suite(Suite(str(data["name"]), tuple(
+        SuiteGame(str(g["game"]), str(g["label"]), str(g["tier"]),
+                  tuple(Method(str(m["label"]), dict(m["settings"])) for m in g["methods"]),
+                  float(g["time_budget_s"]), g.get("env_steps"),
+                  tuple(float(t) for t in g.get("thresholds", ())), int(g["response_steps"]),
+                  g.get("bound_every")) for g in data["games"]),
+        tuple(data["seeds"]), str(data.get("description", ""))))
+
+
 FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations", "lower_bound")
 
 
