@@ -12,7 +12,7 @@ import numpy as np
 
 import solvers
 from psro import algorithms, oracles
-from psro.backends import Backend, make_backend
+from psro.backends import Backend, make_backend, max_workers
 from psro.config import RunConfig
 from psro.context import GameContext
 from psro.errors import ConfigError, UnreadSettingError
@@ -85,6 +85,9 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
                           f"time_budget_s")
     if entry.meta_solver is not None and config.meta_solver is None:
         config = config.merged({"meta_solver": entry.default_meta_solver})
+    most = max_workers(config.backend)
+    if resumed and most is not None and (config.workers or 1) > most:
+        config = dataclasses.replace(config, workers=None)  # an earlier version ignored it
     backend = make_backend(config.backend, config.workers, config.ray_address)
     meta_solver = _meta_solver(config, entry.meta_solver)
     context = GameContext.build(config, oracle_entry.turn_based)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from psro.backends.base import Backend, LocalBackend, Task
 from psro.backends.processes import ProcessBackend
 from psro.backends.ray import RayBackend, check_ray
-from psro.errors import ConfigError
+from psro.errors import ConfigError, UnreadSettingError
 
 
 def _ray_backend(workers: int | None = None, address: str | None = None) -> Backend:
@@ -57,6 +57,13 @@ def names() -> tuple[str, ...]:
     return tuple(_BACKENDS)
 
 
+def max_workers(name: str) -> int | None:
+    """The most workers backend ``name`` can use, where it declares a bound (a
+    ``max_workers`` attribute of its factory; ``local`` runs one task at a time), else None
+    (also for an unknown name)."""
+    return getattr(_BACKENDS.get(name), "max_workers", None)
+
+
 def _check_settings(name: str, workers: int | None, address: str | None) -> None:
     if address is not None and name != "ray":
         raise ConfigError(f"--ray-address (ray_address) needs --backend ray; the backend is "
@@ -67,6 +74,12 @@ def _check_settings(name: str, workers: int | None, address: str | None) -> None
                                 or workers < 1):
         raise ConfigError(f"workers must be a positive integer (or unset: one per CPU); got "
                           f"{workers!r}")
+    most = max_workers(name)
+    if workers is not None and most is not None and workers > most:
+        raise UnreadSettingError(f"workers {workers} has no effect with backend {name!r}: it "
+                                 f"runs at most {most} task{'s' if most > 1 else ''} at a time; "
+                                 f"use backend 'processes' or 'ray', or leave workers unset",
+                                 "workers")
     local = name in ("local", "processes") or (name == "ray" and address is None)
     limit = local_worker_limit() if local else MAX_CLUSTER_WORKERS
     if workers is not None and workers > limit:
@@ -98,4 +111,5 @@ def make_backend(name: str, workers: int | None = None, address: str | None = No
 
 
 __all__ = ["Backend", "LocalBackend", "ProcessBackend", "RayBackend", "Task",
-           "check_backend", "local_worker_limit", "make_backend", "names", "register"]
+           "check_backend", "local_worker_limit", "make_backend", "max_workers", "names",
+           "register"]

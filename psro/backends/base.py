@@ -32,6 +32,9 @@ class LocalBackend:
     """Runs every task in this process, in order."""
 
     name = "local"
+    max_workers = 1
+    """It runs one task at a time: more workers are refused (:func:`psro.backends.make_backend`),
+    not ignored."""
 
     def __init__(self, workers: int | None = None):
         self.workers = 1

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+import psro
 from psro.backends import LocalBackend, ProcessBackend, Task, check_backend, make_backend
 from psro.errors import ConfigError
 from psro.rl.networks import ActorCritic
@@ -55,6 +56,28 @@ def test_unknown_backend_and_bad_worker_counts(build):
             build("processes", workers)
     with pytest.raises(ConfigError, match="workers must be at most"):
         build("processes", 4 * (os.cpu_count() or 1) + 1)
+    # local runs one task at a time (its declared max_workers): more were ignored, now refused
+    with pytest.raises(psro.UnreadSettingError, match="workers 2 has no effect with backend "
+                                                      "'local'") as err:
+        build("local", 2)
+    assert err.value.setting == "workers"
+
+
+def test_a_run_written_with_more_local_workers_than_local_runs_still_resumes(tmp_path):
+    """Earlier versions wrote ``backend = "local", workers = 2`` and ran one task at a time;
+    such a run resumes (its workers setting reset) with the numbers it would have had."""
+    import json
+
+    whole = psro.PSRO("kuhn_poker", "exact", "nash")
+    whole.run(iterations=3)
+    psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path / "r").run(iterations=1)
+    config = tmp_path / "r" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "workers": 2}))
+    resumed = psro.PSRO.resume(tmp_path / "r")
+    resumed.run(iterations=3)
+    assert resumed.backend.workers == 1
+    assert [r["exploitability"] for r in resumed.metrics] == \
+        [r["exploitability"] for r in whole.metrics]
 
 
 def test_check_backend_refuses_a_ray_address_it_cannot_reach_without_starting_ray():

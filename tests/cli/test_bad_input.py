@@ -120,6 +120,8 @@ CASES = [
      "workers must be a positive integer"),
     (["run", "--game", "kuhn_poker", "--backend", "processes", "--workers", "0", "--out", "X"],
      "workers must be a positive integer"),
+    (["run", "--game", "kuhn_poker", "--workers", "2", "--out", "X"],
+     "workers 2 has no effect with backend 'local'"),
     (["run", "--game", "kuhn_poker", "--oracle", "ppo", "--ppo", "greedy=maybe", "--out", "X"],
      "ppo.greedy must be true or false"),
     (["run", "--game", "kuhn_poker", "--oracle", "ppo", "--ppo", "num_envs=100000000",
