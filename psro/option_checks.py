@@ -71,7 +71,9 @@ def check_response_options(options) -> None:
 
 def check_monte_carlo(options: dict) -> None:
     """The ``monte_carlo`` table: known keys; ``refine`` one of ``REFINE_MODES``; episode
-    counts positive integers; ``tolerance`` a positive number."""
+    counts positive integers, ``min_episodes`` at most ``max_episodes`` where both are given
+    (where only ``max_episodes`` is, below the default minimum, it caps the minimum too);
+    ``tolerance`` a positive number."""
     unknown = sorted(set(options) - set(MONTE_CARLO_OPTIONS))
     if unknown:
         raise ConfigError(f"unknown monte_carlo option(s) {', '.join(unknown)}; accepted: "
@@ -85,6 +87,11 @@ def check_monte_carlo(options: dict) -> None:
             check_positive(f"monte_carlo.{key}", value)
         else:
             check_count(f"monte_carlo.{key}", value)
+    low, high = options.get("min_episodes"), options.get("max_episodes")
+    if low is not None and high is not None and low > high:
+        raise ConfigError(f"monte_carlo.min_episodes ({low:,}) is above max_episodes "
+                          f"({high:,}): sampling stops at max_episodes, so min_episodes would "
+                          f"be ignored; give min_episodes <= max_episodes")
 
 
 def check_positive(name: str, value) -> None:

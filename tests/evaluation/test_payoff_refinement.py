@@ -162,6 +162,8 @@ def test_refining_spends_fewer_episodes_than_filling_every_entry():
     ({"refine": "some"}, "monte_carlo.refine must be one of all, support; got 'some'"),
     ({"iteration_episodes": 0}, "monte_carlo.iteration_episodes must be a positive integer"),
     ({"max_episodes": 10.5}, "monte_carlo.max_episodes must be a positive integer"),
+    ({"min_episodes": 100, "max_episodes": 10},  # sampling stops at 10: 100 was ignored
+     r"monte_carlo.min_episodes \(100\) is above max_episodes \(10\)"),
 ])
 def test_bad_table_options_are_refused_naming_what_is_accepted(options, message):
     with pytest.raises(psro.ConfigError, match=message):
