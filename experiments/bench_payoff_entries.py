@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="Monte Carlo option of every method (tolerance, min_episodes, "
                              "max_episodes, batch); repeatable")
     parser.add_argument("--backend", default="processes")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int,
+                        help="workers of --backend processes or ray (default: one per CPU)")
     args = parser.parse_args(argv)
     measured = suite(args.game, args.iterations, args.ppo_steps, args.cap, args.seeds,
                      args.response_steps, options(args.monte_carlo, "--monte-carlo"))
