@@ -39,9 +39,22 @@ def cmd_bench(args) -> int:
     if not args.report_only:
         run_suite(suite, args.out, {k: v for k, v in overrides.items() if v is not None},
                   quiet=args.quiet, games=args.game)
+    else:
+        _check_same_suite(suite.name, args.out)
     md = write_suite_report(args.out)
     print(f"wrote {md}, results.csv, results.tex and the figures in {md.parent}")
     return 0
+
+
+def _check_same_suite(name: str, out: str) -> None:
+    """``--report-only`` reports the suite the folder holds: refuse a folder of another
+    suite than the one named (its report would pass for the named suite's)."""
+    from psro.bench.suites import held_suite
+
+    held = held_suite(out)
+    if held not in (None, name):
+        raise CliError(f"{out} holds suite {held!r}, not {name!r}; --report-only reports the "
+                       f"suite a folder holds: name that one (or its file)")
 
 
 def add_parser(sub) -> None:

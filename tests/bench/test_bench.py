@@ -205,6 +205,21 @@ def test_the_report_of_an_unfinished_suite_holds_finished_runs_and_names_the_res
         in text
 
 
+def test_a_folder_of_another_suite_is_neither_run_into_nor_reported_as_another(suite_dir,
+                                                                               capsys):
+    """Running suite B into suite A's folder replaced A's suite.json (its runs then dropped
+    out of the report), and ``--report-only`` with B's name wrote A's report as if B's."""
+    from dataclasses import replace
+
+    out = suite_dir[0]
+    before = (out / "suite.json").read_bytes()
+    with pytest.raises(ConfigError, match="holds the runs of suite 'tiny'; use another --out"):
+        run_suite(replace(_suite(), name="other"), out, quiet=True)
+    assert main(["bench", "quick", "--out", str(out), "--report-only"]) == 2
+    assert "holds suite 'tiny', not 'quick'" in capsys.readouterr().err
+    assert (out / "suite.json").read_bytes() == before
+
+
 def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tmp_path):
     """Runs written before a suite set ``lower_bound.final = false`` (they measured their own
     final bound as well) are the suite's runs still: skipped when finished, not refused."""
