@@ -55,8 +55,10 @@ def disc_game(n: int = 20, seed: int = 0) -> list[np.ndarray]:
 
 
 def colonel_blotto(coins: int = 5, fields: int = 3) -> list[np.ndarray]:
-    """Colonel Blotto: each player splits ``coins`` over ``fields``; the payoff is the number of
-    fields won minus the number lost (ties win nothing). Symmetric zero-sum."""
+    """Colonel Blotto scored by the margin (catalogue name ``blotto_margin``): each player
+    splits ``coins`` over ``fields``; the payoff is the number of fields won minus the number
+    lost (ties win nothing). Symmetric zero-sum. OpenSpiel's ``blotto`` is the same game scored
+    by the majority (the sign of this payoff: +1, 0 or -1); ``blotto(...)`` loads that one."""
     strategies = [s for s in itertools.product(range(coins + 1), repeat=fields)
                   if sum(s) == coins]
     S = np.array(strategies)
@@ -102,9 +104,12 @@ CATALOG: dict[str, CatalogEntry] = {
                                "RPS with unequal stakes; Nash (1/2, 1/3, 1/6)"),
     "disc": CatalogEntry(disc_game, {"n": 20, "seed": 0}, "the disc game: purely cyclic",
                          lambda n, seed: n, {"n": 1, "seed": 0}),
-    "blotto": CatalogEntry(colonel_blotto, {"coins": 5, "fields": 3}, "Colonel Blotto",
-                           lambda coins, fields: math.comb(coins + fields - 1, fields - 1),
-                           {"coins": 0, "fields": 1}),
+    "blotto_margin": CatalogEntry(colonel_blotto, {"coins": 5, "fields": 3},
+                                  "Colonel Blotto scored by fields won minus fields lost "
+                                  "(OpenSpiel's blotto scores +1/0/-1 by the majority)",
+                                  lambda coins, fields: math.comb(coins + fields - 1,
+                                                                  fields - 1),
+                                  {"coins": 0, "fields": 1}),
     "random_zero_sum": CatalogEntry(random_zero_sum, {"n": 10, "m": 0, "seed": 0},
                                     "random zero-sum matrix game",
                                     lambda n, m, seed: max(n, m or n),
@@ -117,3 +122,21 @@ CATALOG: dict[str, CatalogEntry] = {
                                  "transitive strength plus cycles in the middle",
                                  lambda n, cycle, seed: n, {"n": 2, "seed": 0}),
 }
+
+
+CATALOGUE_VERSION = 2
+"""Run directories record it (``catalogue_version`` in ``run.json``): 1 (or none), runs from
+before :data:`RENAMED`; 2, runs whose game strings name today's catalogue."""
+RENAMED = {"blotto": "blotto_margin"}
+"""Catalogue names that were renamed because they hid an OpenSpiel game of the same name (the
+catalogue's ``blotto`` scored the margin, OpenSpiel's the majority): run directories written
+before the rename name the catalogue game by its old name (:func:`current_spec`)."""
+
+
+def current_spec(spec: str) -> str:
+    """``spec`` of a run written before :data:`RENAMED`, naming the catalogue game it ran:
+    ``blotto(coins=10,fields=5)`` -> ``blotto_margin(coins=10,fields=5)``."""
+    name, paren, rest = spec.partition("(")
+    new = RENAMED.get(name.strip())
+    return spec if new is None else new + paren + rest
+

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import solvers
+from games.catalog import CATALOGUE_VERSION
 from psro import algorithms, oracles
 from psro.backends import Backend, make_backend, max_workers
 from psro.config import RunConfig
@@ -54,7 +55,7 @@ class Parts:
         e.g. the debate game's judge checksum)."""
         tree = self.context.tree
         declared = getattr(self.context.game.pyspiel_game, "provenance", None)
-        return {"evaluation": self.evaluator.name,
+        return {"evaluation": self.evaluator.name, "catalogue_version": CATALOGUE_VERSION,
                 "game_provenance": declared() if callable(declared) else None,
                 "turn_based": self.context.play_game is not self.context.game.pyspiel_game,
                 "infoset_digest": None if tree is None else tree.keys_digest(),

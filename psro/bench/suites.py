@@ -147,7 +147,7 @@ DIVERSE = Method("diverse", {**EXACT, "algorithm": "diverse"})
 DIVERSE_PPO = Method("diverse (PPO)", {"oracle": "ppo", "algorithm": "diverse"})
 CYCLIC = (("spinning_top(n=200)", "Spinning top 200", 10),
           ("disc(n=100)", "Disc game 100", 10),
-          ("blotto(coins=10,fields=5)", "Blotto 10 coins 5 fields", 60))
+          ("blotto_margin(coins=10,fields=5)", "Blotto 10 coins 5 fields", 60))
 BANDIT_PPO = {"env_steps": 20_000}
 """PPO best responses in normal-form games: one decision an episode, 20,000 env steps."""
 

@@ -35,7 +35,7 @@ def test_catalogue_is_pyspiel_matrix_games_with_known_equilibria():
 
 
 def test_catalogue_shapes_and_structure():
-    blotto = games.load("blotto(coins=5,fields=3)").payoffs[0]
+    blotto = games.load("blotto_margin(coins=5,fields=3)").payoffs[0]
     assert blotto.shape == (21, 21)
     np.testing.assert_allclose(blotto, -blotto.T)
     for name in ["disc(n=8,seed=1)", "spinning_top(n=12,seed=2)"]:
@@ -53,11 +53,13 @@ def test_catalogue_shapes_and_structure():
     ("biased_rps(a=1,a=5)", "'a' of 'biased_rps' is given twice"),
     ("disc(n=0)", "parameter n of 'disc' must be an integer >= 1; got 0"),
     ("disc(n=-1)", "parameter n of 'disc' must be an integer >= 1; got -1"),
-    ("blotto(fields=0)", "parameter fields of 'blotto' must be an integer >= 1; got 0"),
-    ("blotto(coins=-1)", "parameter coins of 'blotto' must be an integer >= 0; got -1"),
+    ("blotto_margin(fields=0)",
+     "parameter fields of 'blotto_margin' must be an integer >= 1; got 0"),
+    ("blotto_margin(coins=-1)",
+     "parameter coins of 'blotto_margin' must be an integer >= 0; got -1"),
     ("biased_rps(a=nan)", "parameter a of 'biased_rps' must be a finite number; got nan"),
     ("spinning_top(seed=-2)", "parameter seed of 'spinning_top' must be an integer >= 0"),
-    ("blotto(coins=60,fields=6)", "8,259,888 strategies per player; the limit is 5,000"),
+    ("blotto_margin(coins=60,fields=6)", "8,259,888 strategies per player; the limit is 5,000"),
     ("random_zero_sum(n=100000)", "100,000 strategies per player"),
 ])
 def test_catalogue_parameters_that_cannot_build_a_game(spec, match):
@@ -90,3 +92,25 @@ def test_parameters_openspiel_would_crash_on_are_refused(monkeypatch):
     monkeypatch.setattr(probe, "_PROBE", "import os; os.abort()")
     with pytest.raises(games.GameError, match=r"crashes OpenSpiel \(signal 6\)"):
         games.load("goofspiel(num_cards=3,imp_info=True)")
+
+
+def test_no_catalogue_name_hides_an_openspiel_game_and_blotto_is_openspiels():
+    """The catalogue's margin-scored Blotto was called ``blotto`` and hid OpenSpiel's
+    majority-scored ``blotto``: ``blotto(coins=10,fields=5)`` silently ran another game."""
+    import itertools
+
+    import pyspiel
+
+    assert not set(games.CATALOG) & set(pyspiel.registered_names())
+    allocations = [a for a in itertools.product(range(11), repeat=5) if sum(a) == 10]
+    margin = np.array([[np.sign(np.subtract(a, b)).sum() for b in allocations]
+                       for a in allocations])
+    np.testing.assert_array_equal(games.load("blotto_margin(coins=10,fields=5)").payoffs[0],
+                                  margin)
+    theirs = games.load("blotto(coins=10,fields=5)").pyspiel_game
+    assert theirs.get_type().short_name == "blotto"
+    for r, c in [(0, 1), (5, 700), (1000, 3), (42, 42)]:  # OpenSpiel's: the majority's sign
+        state = theirs.new_initial_state()
+        state.apply_actions([r, c])
+        assert state.returns()[0] == np.sign(margin[r, c])
+

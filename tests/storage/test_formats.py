@@ -37,3 +37,26 @@ def test_runs_of_formats_1_and_2_load_report_and_resume(name, tmp_path):
              for row in numbers(rows)]
 
 
+
+
+def test_a_run_of_the_catalogues_old_blotto_name_loads_and_resumes_as_blotto_margin(tmp_path):
+    """Runs written before the catalogue's ``blotto`` became ``blotto_margin`` (their run.json
+    has no catalogue_version) name the catalogue game, not OpenSpiel's ``blotto`` that the
+    name loads today: they load, report and resume as the game they ran."""
+    import json
+
+    import psro
+
+    whole = psro.PSRO("blotto_margin(coins=4,fields=3)", "exact", "nash").run(iterations=3)
+    out = tmp_path / "old"
+    psro.PSRO("blotto_margin(coins=4,fields=3)", "exact", "nash", out=out).run(iterations=1)
+    config, manifest = out / "config.json", out / "run.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "game": "blotto(coins=4,fields=3)"}))
+    written = json.loads(manifest.read_text())
+    assert written.pop("catalogue_version") == 2
+    manifest.write_text(json.dumps(written))
+    assert psro.load_run(out).config.game == "blotto_margin(coins=4,fields=3)"
+    resumed = psro.PSRO.resume(out)
+    rows = resumed.run(iterations=3)
+    assert [r["exploitability"] for r in rows] == [r["exploitability"] for r in whole]

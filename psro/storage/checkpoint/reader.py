@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from games.catalog import CATALOGUE_VERSION, current_spec
 from psro.config import RunConfig
 from psro.errors import ConfigError, RunDirectoryError
 from psro.payoffs import PayoffTable
@@ -106,7 +108,7 @@ def load(path: str | Path, networks: bool = True, resume: bool = False) -> Saved
     if not manifest_file.is_file():
         check_views(path, None)
         state, manifest, version = load_legacy(path, config, networks)
-        return SavedRun(path, config, state, manifest, version)
+        return SavedRun(path, _renamed_games(config, manifest), state, manifest, version)
     try:
         manifest = read_json(manifest_file)
     except ValueError as err:
@@ -128,7 +130,17 @@ def load(path: str | Path, networks: bool = True, resume: bool = False) -> Saved
         raise RunDirectoryError(f"run files in {path} are inconsistent: {err!r}") from None
     last = _Saved.from_meta(records[-1][0])
     check_views(path, None if resume else last)
-    return SavedRun(path, config, state, manifest, version, last)
+    return SavedRun(path, _renamed_games(config, manifest), state, manifest, version, last)
+
+
+def _renamed_games(config: RunConfig, manifest: dict) -> RunConfig:
+    """The config of a run written before a catalogue game was renamed (its manifest has no
+    or an older ``catalogue_version``) names the game it ran by its new name
+    (:data:`games.catalog.RENAMED`: ``blotto`` is now OpenSpiel's game, the catalogue's is
+    ``blotto_margin``)."""
+    if manifest.get("catalogue_version", 1) >= CATALOGUE_VERSION:
+        return config
+    return dataclasses.replace(config, game=current_spec(config.game))
 
 
 def check_run_folders(path: Path) -> None:
