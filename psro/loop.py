@@ -233,8 +233,11 @@ class PSRO:
         all metrics rows (a copy: later calls do not change it)."""
         self.limits = run_limits(self.config, iterations, time_budget_s,
                                  target_exploitability, env_step_budget)
+        self.state.stop_reason = None  # until this call ends: a killed run's records say so
         try:
             self._iterate(*self.limits)
+            if self.writer is not None:  # the last record says why the run ended
+                self.writer.save(self.state)
         finally:
             self.backend.close()  # worker processes, if any (started again when needed)
             if self.writer is not None:

@@ -74,6 +74,9 @@ def test_resume_after_kill_gives_identicalnumbers(tmp_path):
                        callbacks=(kill_at_4,))
     with pytest.raises(Kill):
         killed.run(iterations=8)
+    # the directory says the run did not end (a report marks it), and why the other did
+    assert (psro.load_run(tmp_path / "killed").ended, psro.load_run(tmp_path / "full").ended) \
+        == (False, True) and psro.load_run(tmp_path / "full").stop_reason == "iterations"
     resumed = psro.PSRO.resume(tmp_path / "killed")
     assert resumed.iteration == 4
     resumed.use_backend("processes", workers=2)  # the other backend: same numbers
@@ -81,6 +84,7 @@ def test_resume_after_kill_gives_identicalnumbers(tmp_path):
     assert numbers(resumed.metrics) == numbers(full.metrics)
     loaded = psro.load_run(tmp_path / "killed")
     assert numbers(loaded.metrics) == numbers(full.metrics)
+    assert loaded.ended and loaded.stop_reason == "iterations"
     csv_rows = (tmp_path / "killed" / "metrics.csv").read_text().strip().splitlines()
     assert len(csv_rows) == 1 + 9
 

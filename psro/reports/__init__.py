@@ -43,6 +43,7 @@ class RunRecord:
         self.mixtures = [row["mixtures"] for row in saved.state.mixture_history]
         self.payoffs = {"values": saved.state.table.values}
         self.provenance = saved.manifest.get("provenance")
+        self.ended = saved.ended
         """What made the run (:mod:`psro.storage.provenance`); None for runs made before it was
         recorded."""
         self.label = str(self.path)

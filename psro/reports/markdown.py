@@ -49,6 +49,12 @@ def summary(run_groups: list, rows: list[dict]) -> list[str]:
                 made.append(record)
             md.append(f"| {rec.name} | {g.game} | {g.label} | {rec.config.get('seed')} | "
                       f"`{rec.path}` | [{made.index(record) + 1}] |")
+    unended = [rec.name for g in run_groups for rec in g.records if rec.ended is False]
+    if unended:
+        md += ["", f"**Not ended:** {', '.join(unended)} did not end through `run()` (killed, "
+               f"still running, or driven by `step()`): the figures are those of the last saved "
+               f"iteration, short of the run's limits (`psro run --resume --out DIR` continues "
+               f"a run)."]
     md += ["", "Made with:", ""]
     md += [f"- [{k + 1}] {provenance.summary(record)}" for k, record in enumerate(made)]
     md.append("")

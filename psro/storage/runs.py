@@ -20,7 +20,9 @@ class Run:
     :class:`~psro.payoffs.PayoffTable`), ``mixtures`` (the final meta-strategies),
     ``mixture_history``, ``evaluation`` (``"exact"`` or ``"sampled"``), ``joint`` (JPSRO's
     final joint distribution over profiles, an array of the table's shape whose marginals are
-    ``mixtures``; None for the other algorithms) and :meth:`meta_policy`."""
+    ``mixtures``; None for the other algorithms), ``stop_reason`` and ``ended`` (why the run
+    ended; False with no reason for a run killed or still running, None for one written
+    before run directories recorded it) and :meth:`meta_policy`."""
 
     def __init__(self, path: str | Path):
         saved = checkpoint.load(path)
@@ -28,6 +30,7 @@ class Run:
         self.config = saved.config
         self.state = saved.state
         self.iteration = saved.state.iteration
+        self.stop_reason, self.ended = saved.state.stop_reason, saved.ended
         self.evaluation = saved.state.evaluation
         self.metrics = saved.state.metrics
         self.mixtures = saved.state.mixtures

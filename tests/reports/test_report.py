@@ -48,6 +48,20 @@ def test_report_from_a_real_run(runs, tmp_path):
     assert "src=\"run0" not in page  # self-contained: no links to files
 
 
+def test_a_run_that_did_not_end_is_marked(runs, tmp_path):
+    """A run stopped short of its limits (killed, still running, or stepped by hand) once
+    looked finished in a report: its table row is its last saved iteration. The report says
+    which runs did not end; runs that ended, or that were written before run directories
+    recorded it (format 2, ``ended`` None), are not marked."""
+    stepped = psro.PSRO("kuhn_poker", "exact", "prd", out=tmp_path / "stepped")
+    stepped.step()
+    stepped.step()
+    text = write_report([runs / "nash", tmp_path / "stepped"], tmp_path / "r")[0].read_text()
+    assert "**Not ended:** run1 did not end through `run()`" in text
+    assert "Not ended" not in write_report([runs / "nash"], tmp_path / "r2")[0].read_text()
+    assert psro.load_run(DATA / "format2_exact").ended is None
+
+
 def test_report_compares_runs(runs, tmp_path):
     md, _ = write_report([runs / "nash", runs / "uniform"], tmp_path / "cmp")
     text = md.read_text()

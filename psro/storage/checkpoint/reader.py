@@ -48,6 +48,9 @@ class SavedRun:
     manifest: dict
     format_version: int
     last: _Saved | None = None
+    ended: bool | None = None
+    """Whether the run ended (its last record holds a stop reason), False for one killed or
+    still running, None for a run written before records held stop reasons."""
 
     def writer(self) -> RunWriter:
         """A writer that continues this run: log files are cut back to what the last record
@@ -130,7 +133,9 @@ def load(path: str | Path, networks: bool = True, resume: bool = False) -> Saved
         raise RunDirectoryError(f"run files in {path} are inconsistent: {err!r}") from None
     last = _Saved.from_meta(records[-1][0])
     check_views(path, None if resume else last)
-    return SavedRun(path, _renamed_games(config, manifest), state, manifest, version, last)
+    ended = None if "stop_reason" not in records[-1][0] else state.stop_reason is not None
+    return SavedRun(path, _renamed_games(config, manifest), state, manifest, version, last,
+                    ended)
 
 
 def _renamed_games(config: RunConfig, manifest: dict) -> RunConfig:
@@ -258,5 +263,6 @@ def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: 
     state.iteration = int(last["iteration"])
     state.wall_time_s = float(last["wall_time_s"])
     state.env_steps = int(last["env_steps"])
+    state.stop_reason = last.get("stop_reason")
     state.oracle_log = read_log(path / "oracle_log.jsonl", int(last["oracle_log_rows"]))
     return state
