@@ -306,13 +306,12 @@ class PSRO:
         return MetaPolicy(context.tree, self.state.populations, self.state.mixtures)
 
 
-__all__ = ["PSRO", "TIMING_FIELDS"]
-
-
-
 def _checked_callbacks(callbacks) -> list[Callback]:
     """``callbacks`` as a list; :class:`ConfigError` (before any work) for anything else."""
     if not isinstance(callbacks, (list, tuple)) or not all(map(callable, callbacks)):
         raise ConfigError(f"callbacks must be a list or tuple of functions f(psro, row); got "
                           f"{callbacks!r:.100}")
     return list(callbacks)
+
+
+__all__ = ["PSRO", "TIMING_FIELDS"]

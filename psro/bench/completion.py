@@ -9,16 +9,14 @@ from pathlib import Path
 
 from psro.bench.runner import PlannedRun, plan
 from psro.bench.suites import from_description
-from psro.storage.text_files import read_json
 
 
-def planned_runs(out: str | Path) -> list[PlannedRun] | None:
-    """Every run the suite described by ``out/suite.json`` plans, in the order they run; None
-    where ``suite.json`` cannot be read back into a suite this version of the toolkit can
-    run."""
-    out = Path(out)
+def planned_runs(described: dict, out: str | Path) -> list[PlannedRun] | None:
+    """Every run the suite ``described`` (the folder ``out``'s ``suite.json``) plans, in the
+    order they run; None where it cannot be read back into a suite this version of the toolkit
+    can run."""
     try:
-        return plan(from_description(read_json(out / "suite.json")), out)
+        return plan(from_description(described), Path(out))
     except (ValueError, KeyError, TypeError, AttributeError):  # ConfigError is a ValueError
         return None
 

@@ -114,7 +114,8 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
 def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list,
               by_steps: list, diversity: list, planned: dict) -> None:
     budget, curves, stepped, diverse = float(game["time_budget_s"]), [], [], []
-    for group in _groups(out, game):
+    found = _groups(out, game)
+    for group in found:
         spread = aggregate(group, "iteration", "diversity_p0")
         if spread is not None:
             diverse.append((group.label, spread, False, _style(group.label, labels)))
@@ -129,9 +130,9 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
         seeds = seeds_cell(_seeds_text(group), len(group.records), planned, game, group.label)
         rows.append(table_row(game, group.label, seeds, q, fin, crossed))
-    for method in missing_methods(game, [g.label for g in _groups(out, game)], planned):
-        rows.append(table_row(game, method, f"0 of {planned[(game['label'], method)]}",
-                         (math.nan, math.nan), (math.nan, math.nan), ""))
+    for method in missing_methods(game, [g.label for g in found], planned):
+        rows.append(table_row(game, method, seeds_cell("0", 0, planned, game, method),
+                              (math.nan, math.nan), (math.nan, math.nan), ""))
     ref = _read(out / slug(game["label"]) / "reference.json")
     if ref is not None:
         cfr = ref["cfr_plus"]
@@ -199,8 +200,8 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
         if not values:
             if (game["label"], method["label"]) in planned:
                 rows.append(table_row(game, method["label"],
-                                 f"0 of {planned[(game['label'], method['label'])]}",
-                                 (math.nan, math.nan), (math.nan, math.nan), ""))
+                                      seeds_cell("0", 0, planned, game, method["label"]),
+                                      (math.nan, math.nan), (math.nan, math.nan), ""))
             continue
         curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
         during = _measured(groups[method["label"]]) if method["label"] in groups else None
@@ -262,7 +263,7 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
     labels = _method_labels(suite)
     if suite.get("description"):
         lines += [suite["description"][0].upper() + suite["description"][1:] + ".", ""]
-    runs = planned_runs(out) or []
+    runs = planned_runs(suite, out) or []
     planned = Counter((run.game.label, run.method.label) for run in runs)
     left = unfinished_lines(runs)
     if left:

@@ -257,8 +257,8 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out} is not a folder; --out is the suite's folder")
-    if held_suite(out) not in (None, suite.name):  # its suite.json would be replaced
-        raise ConfigError(f"{out} holds the runs of suite {held_suite(out)!r}; use another --out")
+    if (held := held_suite(out)) not in (None, suite.name):  # its suite.json is not replaced
+        raise ConfigError(f"{out} holds the runs of suite {held!r}; use another --out")
     for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
                          for r in runs}, key=repr):
         check_backend(*where)  # before anything is written

@@ -209,18 +209,24 @@ def read_suite(path: str | Path) -> Suite:
         raise ConfigError(f"suite file {path}: seeds must be a list of integers; got "
                           f"{data['seeds']!r}")
     try:
-        suite = Suite(str(data.get("name", path.stem)), tuple(
-            SuiteGame(str(g["game"]), str(g.get("label", g["game"])), str(g["tier"]),
-                      tuple(Method(str(m["label"]), dict(m.get("settings", {})))
-                            for m in g["methods"]),
-                      float(g["time_budget_s"]), g.get("env_steps"),
-                      tuple(float(t) for t in g.get("thresholds", (1e-1, 1e-2, 1e-3))),
-                      int(g.get("response_steps", 200_000)), g.get("bound_every"))
-            for g in data["games"]), tuple(data.get("seeds", (0,))))
+        suite = _suite(data, path.stem)
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise ConfigError(f"suite file {path} cannot be used: {type(err).__name__}: {err} "
                           f"(see `psro bench --help` for its shape)") from None
     return check_suite(suite)
+
+
+def _suite(data: dict, name: str) -> Suite:
+    """The suite a table describes (a suite file's, or ``suite.json``'s), unchecked; ``name``
+    where it has none. ``KeyError``, ``TypeError`` or ``ValueError`` where it is malformed."""
+    return Suite(str(data.get("name", name)), tuple(
+        SuiteGame(str(g["game"]), str(g.get("label", g["game"])), str(g["tier"]),
+                  tuple(Method(str(m["label"]), dict(m.get("settings", {})))
+                        for m in g["methods"]),
+                  float(g["time_budget_s"]), g.get("env_steps"),
+                  tuple(float(t) for t in g.get("thresholds", (1e-1, 1e-2, 1e-3))),
+                  int(g.get("response_steps", 200_000)), g.get("bound_every"))
+        for g in data["games"]), tuple(data.get("seeds", (0,))))
 
 
 def check_suite(suite: Suite) -> Suite:
@@ -273,13 +279,7 @@ def describe(suite: Suite) -> dict:
 
 def from_description(data: dict) -> Suite:
     """The suite :func:`describe` wrote (checked by :func:`check_suite`)."""
-    return check_suite(Suite(str(data["name"]), tuple(
-        SuiteGame(str(g["game"]), str(g["label"]), str(g["tier"]),
-                  tuple(Method(str(m["label"]), dict(m["settings"])) for m in g["methods"]),
-                  float(g["time_budget_s"]), g.get("env_steps"),
-                  tuple(float(t) for t in g.get("thresholds", ())), int(g["response_steps"]),
-                  g.get("bound_every")) for g in data["games"]),
-        tuple(data["seeds"]), str(data.get("description", ""))))
+    return check_suite(replace(_suite(data, ""), description=str(data.get("description", ""))))
 
 
 def held_suite(out: str | Path) -> str | None:

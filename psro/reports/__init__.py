@@ -43,9 +43,11 @@ class RunRecord:
         self.mixtures = [row["mixtures"] for row in saved.state.mixture_history]
         self.payoffs = {"values": saved.state.table.values}
         self.provenance = saved.manifest.get("provenance")
-        self.ended = saved.ended
         """What made the run (:mod:`psro.storage.provenance`); None for runs made before it was
         recorded."""
+        self.ended = saved.ended
+        """Whether the run ended (False: killed, still running or stepped by hand; None for
+        runs made before run directories recorded it)."""
         self.label = str(self.path)
         """Set by the report: the run's group label and seed."""
         self.name = ""

@@ -244,8 +244,8 @@ class RunWriter:
                 "mixtures": state.mixture_history[k],
                 "wall_time_s": state.wall_time_s if k == state.iteration else row["wall_time_s"],
                 "env_steps": state.metrics[k].get("env_steps", state.env_steps),
-                "oracle_log_rows": log_rows, "stop_reason": state.stop_reason
-                if k == state.iteration else None,
+                "oracle_log_rows": log_rows,
+                "stop_reason": state.stop_reason if k == state.iteration else None,
                 "oracle_log_rows_before": log_rows_before, "views_before": views_before,
                 "views": views_after}
         meta["checksum"] = checksum(meta, arrays)
