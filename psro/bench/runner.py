@@ -174,8 +174,9 @@ def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
 class SuiteProgress:
     """The suite's progress lines: which run of how many, the suite's time so far and the time
     left, then each run's outcome. The time left sums, over the remaining runs, how long the
-    runs of the same game and method took in this call (else of the same game): "about" that
-    much; runs of games not timed yet count with their budgets, "at most"."""
+    runs of the same game and method took (else of the same game): "about" that much; runs of
+    games not timed yet count with their budgets, "at most". A run that ended in an earlier
+    call counts with its recorded wall time (one resumed: the longer of that and this call's)."""
 
     def __init__(self, runs: list[PlannedRun], stream: TextIO | None = None):
         import sys
@@ -224,10 +225,9 @@ class SuiteProgress:
 
     def finished(self, k: int, row: dict, extra: str = "", ran: bool = True) -> None:
         """After run ``k``, with its last metrics row (``ran``: False where it was skipped)."""
-        run = self.runs[k]
-        if ran:
-            self.took.setdefault((run.game.label, run.method.label), []).append(
-                time.perf_counter() - self.began)
+        run, recorded = self.runs[k], float(row.get("wall_time_s") or 0.0)
+        took = max(recorded, time.perf_counter() - self.began) if ran else recorded
+        self.took.setdefault((run.game.label, run.method.label), []).append(took)
         value = row.get("exploitability")  # none where the suite measures the bound
         kind = " (lower bound)" if row.get("exploitability_kind") == \
             "approximate_lower_bound" else ""

@@ -304,6 +304,26 @@ def test_the_time_left_is_measured_where_it_can_be_and_a_budget_elsewhere():
     assert progress.left_text(3) == "about 7.0s left"
 
 
+def test_after_a_resume_the_time_left_counts_runs_finished_earlier_with_their_wall_time():
+    """A resumed suite skips its finished runs in seconds; the time left read "at most" every
+    remaining run's budget (68 hours for a 7-hour remainder) instead of their recorded times."""
+    import io
+    from types import SimpleNamespace as Of
+
+    from psro.bench.runner import SuiteProgress
+
+    def run(seed):
+        return Of(game=Of(label="A", time_budget_s=36000), method=Of(label="x"),
+                  name=f"A · x · seed {seed}")
+
+    progress = SuiteProgress([run(s) for s in range(4)], io.StringIO())
+    progress.starting(0)
+    progress.finished(0, {"iteration": 3, "wall_time_s": 100.0}, ran=False)
+    progress.starting(1)
+    progress.finished(1, {"iteration": 3, "wall_time_s": 300.0}, ran=True)  # resumed here
+    assert progress.left_text(2) == "about 6m40s left"  # two runs at the mean of 100 and 300 s
+
+
 def test_a_method_may_not_set_what_the_suite_sets():
     game = SuiteGame("kuhn_poker", "K", "walkable", (Method("m", {"seed": 3}),), 1.0)
     from psro.bench.suites import check_suite
