@@ -22,7 +22,8 @@ so the command can be run again after an interruption and continues where it sto
 may run some of the suite's games only (``games``), into the same folder. A method
 whose configuration reads no seed (exact oracle, deterministic meta-solver) runs its first seed
 only: every seed would give the same run. A run directory that holds another configuration
-than the suite's is refused, naming it.
+than the suite's is refused, naming it, and so is a folder that holds another suite, or other
+things and no ``suite.json``.
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ from typing import TextIO
 from psro.backends import check_backend
 from psro.bench import references
 from psro.bench.evaluation import head_to_head, shared_lower_bound
+from psro.bench.folder import check_suite_folder
 from psro.bench.suites import (
     Method,
     Suite,
     SuiteGame,
     check_suite,
     describe,
-    held_suite,
     run_config,
     slug,
 )
@@ -255,10 +256,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     suite = check_suite(suite)
     chosen = select_games(suite, games)
     runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"{out} is not a folder; --out is the suite's folder")
-    if (held := held_suite(out)) not in (None, suite.name):  # its suite.json is not replaced
-        raise ConfigError(f"{out} holds the runs of suite {held!r}; use another --out")
+    check_suite_folder(out, suite.name)
     for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
                          for r in runs}, key=repr):
         check_backend(*where)  # before anything is written

@@ -22,7 +22,7 @@ from pathlib import Path
 from psro.config import MAX_SEED, RunConfig
 from psro.errors import ConfigError
 from psro.option_checks import check_count
-from psro.storage.text_files import read_json, read_toml
+from psro.storage.text_files import read_toml
 
 TIERS = ("walkable", "large")
 
@@ -280,16 +280,6 @@ def describe(suite: Suite) -> dict:
 def from_description(data: dict) -> Suite:
     """The suite :func:`describe` wrote (checked by :func:`check_suite`)."""
     return check_suite(replace(_suite(data, ""), description=str(data.get("description", ""))))
-
-
-def held_suite(out: str | Path) -> str | None:
-    """The name of the suite whose runs the folder ``out`` holds (its ``suite.json``), None
-    where it holds none that can be read."""
-    try:
-        name = read_json(Path(out) / "suite.json").get("name")
-    except (ValueError, AttributeError):
-        return None
-    return name if isinstance(name, str) else None
 
 
 FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations", "lower_bound")

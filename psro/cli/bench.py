@@ -49,7 +49,7 @@ def cmd_bench(args) -> int:
 def _check_same_suite(name: str, out: str) -> None:
     """``--report-only`` reports the suite the folder holds: refuse a folder of another
     suite than the one named (its report would pass for the named suite's)."""
-    from psro.bench.suites import held_suite
+    from psro.bench.folder import held_suite
 
     held = held_suite(out)
     if held not in (None, name):

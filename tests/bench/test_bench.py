@@ -220,6 +220,29 @@ def test_a_folder_of_another_suite_is_neither_run_into_nor_reported_as_another(s
     assert (out / "suite.json").read_bytes() == before
 
 
+def test_a_folder_holding_other_things_and_no_suite_is_not_run_into(tmp_path, capsys):
+    """``psro bench quick --out RUN_DIR`` (or ``--out runs``) wrote the suite's suite.json and
+    run folders into a PSRO run directory, mixing the two, without a word."""
+    import psro
+
+    run_dir = tmp_path / "kuhn"
+    psro.PSRO("kuhn_poker", "exact", "nash", out=run_dir).run(iterations=1)
+    before = sorted(p.name for p in run_dir.iterdir())
+    with pytest.raises(ConfigError, match=r"kuhn is not a suite's folder: it holds "
+                                          r"config\.json, iterations, metrics\.csv, \.\.\. "
+                                          r"and no readable suite\.json; give a new or empty"):
+        run_suite(_suite(), run_dir, quiet=True)
+    assert main(["bench", "quick", "--out", str(tmp_path)]) == 2  # the folder of the run
+    assert "is not a suite's folder: it holds kuhn and no readable suite.json" in \
+        capsys.readouterr().err
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kuhn"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run_suite(_suite(), empty, quiet=True, games=["Kuhn"])  # a new or empty folder is used
+    assert (empty / "suite.json").exists()
+
+
 def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tmp_path):
     """Runs written before a suite set ``lower_bound.final = false`` (they measured their own
     final bound as well) are the suite's runs still: skipped when finished, not refused."""
