@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from psro.errors import ConfigError
+from psro.errors import ConfigError, UnreadSettingError
 
 MAX_ENVS = 65_536
 """Most games PPO plays at once (each is a live pyspiel state in memory)."""
@@ -84,6 +84,10 @@ class PPOConfig:
         if not isinstance(self.plateau_patience, int) or self.plateau_patience < 0:
             raise ConfigError(f"ppo.plateau_patience must be a non-negative integer; got "
                              f"{self.plateau_patience!r}")
+        if self.plateau_patience == 0 and self.plateau_tol != PPOConfig.plateau_tol:
+            raise UnreadSettingError("ppo.plateau_tol has no effect while ppo.plateau_patience "
+                                     "is 0 (training never stops early); set plateau_patience "
+                                     "too, or leave plateau_tol unset", "ppo.plateau_tol")
         self.hidden = tuple(int(h) for h in self.hidden)
         if not self.hidden or min(self.hidden) < 1 or max(self.hidden) > MAX_WIDTH \
                 or len(self.hidden) > 16:

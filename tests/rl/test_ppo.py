@@ -125,6 +125,33 @@ def test_ppo_config_rejects_unknown_and_bad_options():
 SMALL = {"env_steps": 6000, "num_envs": 32, "steps_per_update": 512}
 
 
+def test_a_plateau_tolerance_without_patience_is_refused_and_old_runs_with_one_resume(tmp_path):
+    """``plateau_tol`` alone was accepted and never read (``plateau_patience`` 0 never stops
+    early), so a run meant to stop at plateaus trained every step without a word. Runs an
+    earlier version wrote so resume with the numbers they would have had."""
+    with pytest.raises(psro.UnreadSettingError, match="ppo.plateau_tol has no effect while "
+                                                      "ppo.plateau_patience is 0") as err:
+        PPOConfig.from_dict({"plateau_tol": 0.1})
+    assert err.value.setting == "ppo.plateau_tol"
+    with pytest.raises(psro.ConfigError, match="lower_bound.ppo: ppo.plateau_tol has no effect"):
+        psro.RunConfig(game="kuhn_poker", lower_bound={"ppo": {"plateau_tol": 0.1}}).validate()
+    PPOConfig.from_dict({"plateau_tol": 0.1, "plateau_patience": 2})  # read: accepted
+    ppo = {**SMALL, "env_steps": 1000}
+    whole = psro.PSRO("kuhn_poker", "ppo", "nash", config=psro.RunConfig(
+        game="kuhn_poker", oracle="ppo", ppo=ppo))
+    whole.run(iterations=2)
+    psro.PSRO("kuhn_poker", "ppo", "nash", out=tmp_path / "r", config=psro.RunConfig(
+        game="kuhn_poker", oracle="ppo", ppo=ppo)).run(iterations=1)
+    config = tmp_path / "r" / "config.json"
+    saved = json.loads(config.read_text())
+    saved["ppo"]["plateau_tol"] = 0.3  # as an earlier version wrote it
+    config.write_text(json.dumps(saved))
+    resumed = psro.PSRO.resume(tmp_path / "r")
+    resumed.run(iterations=2)
+    assert [r["exploitability"] for r in resumed.metrics] == \
+        [r["exploitability"] for r in whole.metrics]
+
+
 def test_psro_with_ppo_on_matrix_game_lowers_exploitability():
     # Without warm starts: a network saturated on one action (greedy members make that
     # likely) needs many steps to move to another; see the README on warm_start.
