@@ -19,6 +19,7 @@ from psro.context import GameContext
 from psro.errors import ConfigError, UnreadSettingError
 from psro.evaluation import SETTINGS as EVALUATOR_SETTINGS
 from psro.evaluation import Evaluator, make_evaluator
+from psro.option_checks import TABLE_OPTIONS
 from psro.oracles import CAPABILITIES
 from psro.rl.config import PPOConfig
 from psro.storage.tensorboard import require_tensorboard
@@ -103,6 +104,8 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     algorithm = entry.factory(context, meta_solver)
     if hasattr(evaluator, "fill"):  # sampled payoffs: estimated only where something reads them
         evaluator.fill = bool(entry.reads_table(config))
+        if not evaluator.fill:
+            config = _without_table_options(config, resumed)
     reads = settings_read(config, evaluator.name)
     config = _without_unread(config, reads, entry, resumed)
     # options written out in full, so a resume keeps them whatever a later default
@@ -188,6 +191,21 @@ def _without_unread(config: RunConfig, reads: set[str], entry, resumed: bool) ->
     key = unread[0]
     raise UnreadSettingError(f"{key} has no effect in this run: "
                              f"{_why_unread(config, key, entry)}; leave it unset", key)
+
+
+def _without_table_options(config: RunConfig, resumed: bool) -> RunConfig:
+    """Refuse (or, for a resumed run, drop) the ``monte_carlo`` options that only fill payoff
+    tables (:data:`TABLE_OPTIONS`) in a run whose table no part reads, so is not estimated."""
+    unread = [key for key in TABLE_OPTIONS if key in config.monte_carlo]
+    if not unread:
+        return config
+    if resumed:
+        return dataclasses.replace(config, monte_carlo={
+            k: v for k, v in config.monte_carlo.items() if k not in unread})
+    key = f"monte_carlo.{unread[0]}"
+    raise UnreadSettingError(f"{key} has no effect in this run: meta-solver "
+                             f"{config.meta_solver!r} reads no payoffs, so the payoff table's "
+                             f"entries are not estimated; leave it unset", key)
 
 
 def _why_unread(config: RunConfig, key: str, entry) -> str:

@@ -11,6 +11,9 @@ from psro.rl.config import response_config
 
 MONTE_CARLO_OPTIONS = ("tolerance", "min_episodes", "max_episodes", "batch", "refine",
                        "iteration_episodes")
+TABLE_OPTIONS = ("refine", "iteration_episodes")
+"""The ``monte_carlo`` options that only fill payoff tables (the others also set how the lower
+bound's returns are estimated)."""
 REFINE_MODES = ("all", "support")
 """Values of ``monte_carlo.refine``: which sampled entries get the full tolerance when they
 are first filled (all of them), or only those the meta-strategy depends on."""

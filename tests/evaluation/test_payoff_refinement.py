@@ -168,3 +168,36 @@ def test_refining_spends_fewer_episodes_than_filling_every_entry():
 def test_bad_table_options_are_refused_naming_what_is_accepted(options, message):
     with pytest.raises(psro.ConfigError, match=message):
         _config(**options).validate()
+
+
+def test_table_options_of_a_run_whose_table_is_not_estimated_are_refused(tmp_path):
+    """A self-play baseline (meta-solver ``latest``, which reads no payoffs) estimates no
+    payoff entries, so ``refine`` and ``iteration_episodes`` were accepted and never read;
+    the options that also set the lower bound's estimates stay accepted. Runs an earlier
+    version wrote so load and resume with those options dropped (they changed nothing)."""
+    import dataclasses
+    import json
+
+    latest = dataclasses.replace(_config(), meta_solver="latest",
+                                 ppo={"env_steps": 500, "num_envs": 8, "steps_per_update": 64})
+    for key, value in (("refine", "support"), ("iteration_episodes", 1000)):
+        with pytest.raises(psro.UnreadSettingError, match=f"monte_carlo.{key} has no effect in "
+                                                          f"this run: meta-solver 'latest' "
+                                                          f"reads no payoffs") as err:
+            psro.PSRO(config=dataclasses.replace(
+                latest, monte_carlo={**latest.monte_carlo, key: value}))
+        assert err.value.setting == f"monte_carlo.{key}"
+    psro.PSRO(config=dataclasses.replace(latest, meta_solver="nash",
+                                         monte_carlo={"refine": "support"}))  # read: accepted
+    whole = psro.PSRO(config=latest)
+    whole.run(iterations=2)
+    psro.PSRO(config=latest, out=tmp_path / "r").run(iterations=1)
+    config = tmp_path / "r" / "config.json"
+    saved = json.loads(config.read_text())
+    saved["monte_carlo"]["refine"] = "support"  # as an earlier version wrote it
+    config.write_text(json.dumps(saved))
+    resumed = psro.PSRO.resume(tmp_path / "r")
+    resumed.run(iterations=2)
+    last = [{k: v for k, v in run.metrics[-1].items() if k not in TIMING}
+            for run in (resumed, whole)]  # with the final lower bound of both
+    assert last[0] == last[1] and last[0]["exploitability"] > 0
