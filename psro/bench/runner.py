@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from psro.backends import check_backend
 from psro.bench import references
 from psro.bench.evaluation import head_to_head, shared_lower_bound
 from psro.bench.folder import check_suite_folder
+from psro.bench.preflight import check_runs, refusal
 from psro.bench.suites import (
     Method,
     Suite,
@@ -50,7 +50,7 @@ from psro.bench.suites import (
 )
 from psro.build import settings_read
 from psro.config import RunConfig
-from psro.errors import ConfigError, MetaSolverError, RunDirectoryError, UnreadSettingError
+from psro.errors import ConfigError, MetaSolverError, RunDirectoryError
 from psro.reports.groups import flatten
 from psro.storage import checkpoint
 from psro.storage.files import atomic_write_text
@@ -154,11 +154,7 @@ def _run_one(run: PlannedRun, held: tuple[dict | bool | None, dict | None]
         try:
             psro_run = PSRO(config=run.config, out=run.path)
         except ConfigError as err:
-            walked = run.game.tier == "large" and isinstance(err, UnreadSettingError) \
-                and err.setting == "lower_bound"
-            raise ConfigError(f"{run.name}: " + ("the large tier is for games too large to walk, "
-                              "and this one is walked; put it in the walkable tier" if walked
-                              else str(err))) from None
+            raise ConfigError(refusal(run, err)) from None
     else:
         psro_run = PSRO.resume(run.path)
         psro_run.use_backend(run.config.backend, run.config.workers, run.config.ray_address)
@@ -257,9 +253,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     chosen = select_games(suite, games)
     runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
     check_suite_folder(out, suite.name)
-    for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
-                         for r in runs}, key=repr):
-        check_backend(*where)  # before anything is written
+    check_runs(runs)  # before anything is written
     # what each directory holds, read once: a folder of another suite is refused before any
     # work, and only run k writes run k's directory
     held = [_finished(run) for run in runs]

@@ -374,6 +374,46 @@ def test_a_walked_game_in_the_large_tier_is_refused_naming_the_run(tmp_path):
         run_suite(Suite("x", (game,), seeds=(0,)), tmp_path, quiet=True)
 
 
+def test_a_method_that_cannot_run_is_refused_before_any_run_of_the_suite(tmp_path):
+    """Settings that no part reads were refused only when their run started: a suite whose
+    last method set one ran every run before it (hours, in a large suite), then stopped."""
+    game = SuiteGame("kuhn_poker", "K", "walkable", (
+        Method("psro", {"oracle": "exact", "meta_solver": "nash"}),
+        Method("psro, rounds", {"oracle": "exact", "meta_solver": "nash",
+                                "anytime_rounds": 3})), 1.0)
+    out = tmp_path / "suite"
+    with pytest.raises(ConfigError, match="K · psro, rounds · seed 0: anytime_rounds has no "
+                                          "effect in this run: it is a setting of algorithm "
+                                          "'anytime'"):
+        run_suite(Suite("x", (game,), seeds=(0,)), out, quiet=True)
+    assert not out.exists()
+
+
+def test_a_game_too_large_to_walk_is_walked_once_a_process(monkeypatch):
+    """Every run (and the suite's check of every method) walked phantom tic-tac-toe until the
+    node budget ran out, 7 s each, to find the same answer."""
+    import psro
+    from psro import context
+    from psro.build import build_parts
+
+    config = psro.RunConfig(game="leduc_poker", oracle="ppo", meta_solver="latest",
+                            max_nodes=100)
+    monkeypatch.setattr(context, "_NOT_WALKED", {})
+    walks = []
+    real = context.SequenceFormGame
+
+    def counted(*args, **kwargs):
+        walks.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(context, "SequenceFormGame", counted)
+    first, again = build_parts(config).context, build_parts(config).context
+    assert first.tree is None and again.tree is None and len(walks) == 1
+    assert again.walk_error == first.walk_error and "100" in first.walk_error
+    build_parts(psro.RunConfig(game="leduc_poker", oracle="ppo", meta_solver="latest"))
+    assert len(walks) == 2  # another budget: walked (and small enough)
+
+
 def test_cfr_plus_curve_matches_openspiel_and_falls():
     rows = cfr_plus_curve("kuhn_poker", 0.3)
     game = pyspiel.load_game("kuhn_poker")
