@@ -216,6 +216,22 @@ class RunConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
+def accepted_unread(config: RunConfig) -> RunConfig:
+    """A saved run's config with the PPO options that earlier versions accepted without
+    reading, and this one refuses, set back to their defaults (they changed nothing):
+    ``plateau_tol`` without ``plateau_patience``, in ``ppo`` and in ``lower_bound.ppo``."""
+    def reset(options):
+        if isinstance(options, dict) and not options.get("plateau_patience") and \
+                options.get("plateau_tol", PPOConfig.plateau_tol) != PPOConfig.plateau_tol:
+            return {**options, "plateau_tol": PPOConfig.plateau_tol}
+        return options
+
+    bound = config.lower_bound
+    if isinstance(bound, dict) and "ppo" in bound:
+        bound = {**bound, "ppo": reset(bound["ppo"])}
+    return dataclasses.replace(config, ppo=reset(config.ppo), lower_bound=bound)
+
+
 def run_limits(config: RunConfig, iterations: int | None = None,
                time_budget_s: float | None = None,
                target_exploitability: float | None = None,

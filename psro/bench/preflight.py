@@ -6,21 +6,18 @@ checked by :func:`psro.bench.folder.check_suite_folder`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from games import GameError
 from psro.backends import check_backend
 from psro.errors import ConfigError, GameTooLargeError, UnreadSettingError
 
-if TYPE_CHECKING:
-    from psro.bench.runner import PlannedRun
 
-
-def check_runs(runs: list[PlannedRun]) -> None:
-    """Refuse (:class:`ConfigError`, naming the run) the first of ``runs`` whose backend or
-    parts cannot be built. Each (game, method) is built once, for its first run not started
-    yet (the seeds of a method differ in nothing else); runs already started were checked
-    when they started."""
+def check_runs(runs: Sequence) -> None:
+    """Refuse (:class:`ConfigError`, naming the run) the first of ``runs``
+    (:class:`psro.bench.runner.PlannedRun`) whose backend or parts cannot be built. Each
+    (game, method) is built once, for its first run not started yet (the seeds of a method
+    differ in nothing else); runs already started were checked when they started."""
     for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
                          for r in runs}, key=repr):
         check_backend(*where)
@@ -38,9 +35,10 @@ def check_runs(runs: list[PlannedRun]) -> None:
             raise ConfigError(refusal(run, err)) from None
 
 
-def refusal(run: PlannedRun, err: Exception) -> str:
-    """Why ``run`` cannot start, in one line that names it (a walked game in the large tier
-    is named as such: its lower-bound settings are what no part reads there)."""
+def refusal(run, err: Exception) -> str:
+    """Why ``run`` (a :class:`psro.bench.runner.PlannedRun`) cannot start, in one line that
+    names it (a walked game in the large tier is named as such: its lower-bound settings are
+    what no part reads there)."""
     walked = run.game.tier == "large" and isinstance(err, UnreadSettingError) \
         and err.setting == "lower_bound"
     return f"{run.name}: " + ("the large tier is for games too large to walk, and this one is "

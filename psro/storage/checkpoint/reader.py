@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from games.catalog import CATALOGUE_VERSION, current_spec
-from psro.config import RunConfig
+from psro.config import RunConfig, accepted_unread
 from psro.errors import ConfigError, RunDirectoryError
 from psro.payoffs import PayoffTable
 from psro.state import RunState, joint_from_record
@@ -90,26 +90,11 @@ def read_config(path: str | Path) -> RunConfig:
         raise RunDirectoryError(f"{path} is not a run directory (no config.json)")
     try:
         data = read_json(file)
-        return _accepted_unread(RunConfig.from_dict(data, source=str(file))).validate()
+        return accepted_unread(RunConfig.from_dict(data, source=str(file))).validate()
     except (ConfigError, TypeError) as err:
         raise RunDirectoryError(f"{file} is not a valid run config: {err}") from None
     except ValueError as err:
         raise RunDirectoryError(f"{file} is corrupt: {err}") from None
-
-
-def _accepted_unread(config: RunConfig) -> RunConfig:
-    """PPO options that earlier versions accepted without reading, and this one refuses,
-    reset to their defaults (they changed nothing): ``plateau_tol`` without
-    ``plateau_patience``, in ``ppo`` and in ``lower_bound.ppo``."""
-    def reset(options):
-        if isinstance(options, dict) and not options.get("plateau_patience"):
-            return {k: v for k, v in options.items() if k != "plateau_tol"}
-        return options
-
-    bound = config.lower_bound
-    if isinstance(bound, dict) and "ppo" in bound:
-        bound = {**bound, "ppo": reset(bound["ppo"])}
-    return dataclasses.replace(config, ppo=reset(config.ppo), lower_bound=bound)
 
 
 def load(path: str | Path, networks: bool = True, resume: bool = False) -> SavedRun:
