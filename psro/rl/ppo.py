@@ -19,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from psro.errors import ConfigError
 from psro.rl.config import PPOConfig, Training
 from psro.rl.diversity import opponent_draws
 from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
@@ -245,6 +246,12 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                 stale += 1
                 if stale >= config.plateau_patience:
                     break
+    if not diagnostics:  # the network would join the population as it started, untrained
+        raise ConfigError(f"ppo.env_steps ({config.env_steps:,}) was spent before any episode "
+                          f"of player {player} ended, so its best response was never trained: "
+                          f"ppo.num_envs ({config.num_envs:,}) games take a step at once; give "
+                          f"env_steps at least num_envs times an episode's length, or fewer "
+                          f"num_envs")
     hooks.after_update(net, learner.env_steps, final=True)
     return NeuralPolicy(player, net, meta()), diagnostics
 

@@ -125,6 +125,22 @@ def test_ppo_config_rejects_unknown_and_bad_options():
 SMALL = {"env_steps": 6000, "num_envs": 32, "steps_per_update": 512}
 
 
+def test_a_budget_spent_before_any_episode_ends_is_refused_not_an_untrained_response(tmp_path):
+    """``env_steps`` below what one step of ``num_envs`` games and an episode take (100 of
+    256 games on Kuhn) made no update, and the untrained network joined the population as a
+    best response; the run reported it like any other."""
+    run = psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 100}, out=tmp_path / "r")
+    with pytest.raises(psro.ConfigError, match=r"ppo.env_steps \(100\) was spent before any "
+                                               r"episode of player 0 ended, so its best "
+                                               r"response was never trained: ppo.num_envs "
+                                               r"\(256\)"):
+        run.run(iterations=1)
+    assert len(psro.load_run(tmp_path / "r").metrics) == 1  # iteration 0 is kept
+    rows = psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 100, "num_envs": 8}).run(
+        iterations=1)  # 8 games: episodes end within the budget
+    assert rows[-1]["env_steps"] >= 200
+
+
 def test_a_plateau_tolerance_without_patience_is_refused_and_old_runs_with_one_resume(tmp_path):
     """``plateau_tol`` alone was accepted and never read (``plateau_patience`` 0 never stops
     early), so a run meant to stop at plateaus trained every step without a word. Runs an
