@@ -20,58 +20,11 @@ import numpy as np
 import torch
 
 from psro.errors import ConfigError
+from psro.rl.buffer import EpisodeBuffer
 from psro.rl.config import PPOConfig, Training
 from psro.rl.diversity import opponent_draws
 from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
 from psro.rl.rollout import Rollouts
-
-
-class _Buffer:
-    """Learner transitions stored a step at a time as arrays (no per-row Python work).
-
-    ``episode[t]`` identifies the episode of transition t; an episode's return is known once
-    it ends. :meth:`take_complete` removes and returns the transitions of finished episodes,
-    grouped by episode in time order; unfinished ones stay for the next batch.
-    """
-
-    FIELDS = ("episode", "obs", "mask", "action", "logp", "value")
-
-    def __init__(self):
-        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.FIELDS}
-        self.ended: list[np.ndarray] = []
-        self.returns: list[np.ndarray] = []
-
-    def add(self, **arrays) -> None:
-        for key, value in arrays.items():
-            self.parts[key].append(value)
-
-    def end(self, episodes: np.ndarray, returns: np.ndarray) -> None:
-        self.ended.append(episodes)
-        self.returns.append(returns)
-
-    def take_complete(self) -> dict[str, np.ndarray] | None:
-        if not self.parts["episode"] or not self.ended:
-            return None
-        data = {k: np.concatenate(v) for k, v in self.parts.items()}
-        ended = np.concatenate(self.ended)
-        returns = np.concatenate(self.returns)
-        complete = np.isin(data["episode"], ended)
-        if not complete.any():
-            return None
-        rest = {k: v[~complete] for k, v in data.items()}
-        self.parts = {k: [v] if len(v) else [] for k, v in rest.items()}
-        still_open = ~np.isin(ended, data["episode"][complete])
-        self.ended, self.returns = [ended[still_open]], [returns[still_open]]
-        batch = {k: v[complete] for k, v in data.items()}
-        order = np.argsort(batch["episode"], kind="stable")  # grouped, time order kept
-        batch = {k: v[order] for k, v in batch.items()}
-        lookup = dict(zip(ended.tolist(), returns.tolist(), strict=True))
-        ep = batch["episode"]
-        last = np.append(ep[1:] != ep[:-1], True)
-        batch["reward"] = np.where(last, [lookup[e] for e in ep], 0.0)
-        batch["last"] = last
-        batch["episode_returns"] = np.array([lookup[e] for e in ep[last]])
-        return batch
 
 
 def train_best_response(game, player: int, opponents: list[list], weights: list[np.ndarray],
@@ -114,7 +67,7 @@ class _Collector:
     def __init__(self, games: Rollouts, net: ActorCritic, player: int, scale: float,
                  gen: torch.Generator, record_opponents: bool = False):
         self.games, self.net, self.player, self.scale, self.gen = games, net, player, scale, gen
-        self.buffer = _Buffer()
+        self.buffer = EpisodeBuffer()
         self.episode = np.arange(games.num_envs)  # current episode id of each environment
         self.next_episode = games.num_envs
         self.opponent_of = {} if record_opponents else None  # episode id -> opponent member
@@ -246,14 +199,20 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                 stale += 1
                 if stale >= config.plateau_patience:
                     break
-    if not diagnostics:  # the network would join the population as it started, untrained
+    _check_trained(diagnostics, config, player)
+    hooks.after_update(net, learner.env_steps, final=True)
+    return NeuralPolicy(player, net, meta()), diagnostics
+
+
+def _check_trained(diagnostics: list[dict], config: PPOConfig, player: int) -> None:
+    """A :class:`ConfigError` where the budget made no update (no episode ended within it):
+    the network would join the population as it started, untrained."""
+    if not diagnostics:
         raise ConfigError(f"ppo.env_steps ({config.env_steps:,}) was spent before any episode "
                           f"of player {player} ended, so its best response was never trained: "
                           f"ppo.num_envs ({config.num_envs:,}) games take a step at once; give "
                           f"env_steps at least num_envs times an episode's length, or fewer "
                           f"num_envs")
-    hooks.after_update(net, learner.env_steps, final=True)
-    return NeuralPolicy(player, net, meta()), diagnostics
 
 
 def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:

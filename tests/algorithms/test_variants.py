@@ -417,7 +417,7 @@ def test_xdo_solver_refusals():
 
 
 PIPELINE = {"game": "kuhn_poker", "oracle": "ppo", "algorithm": "pipeline", "seed": 2,
-            "ppo": {"env_steps": 800}}
+            "ppo": {"env_steps": 800, "num_envs": 16}}
 
 
 def test_pipeline_learners_train_in_chunks_freeze_and_restart_on_top():

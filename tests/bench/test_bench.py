@@ -436,7 +436,8 @@ def test_cpp_policies_are_read_by_exploitability():
 
 
 def test_an_env_step_budget_ends_a_run(tmp_path, capsys):
-    rows = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 500}, env_step_budget=1500,
+    rows = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 500, "num_envs": 16},
+                     env_step_budget=1500,
                      seed=1).run()
     assert rows[-1]["env_steps"] >= 1500 > rows[-2]["env_steps"]
     with pytest.raises(ConfigError, match="env_step_budget has no effect.*'exact'"):

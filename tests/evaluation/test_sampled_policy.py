@@ -52,7 +52,7 @@ def test_openspiel_and_the_toolkit_agree_on_its_exploitability(run_dir, capsys):
     assert main(["exploitability", "--run", str(run_dir)]) == 0
     assert f"exploitability {ours.exploitability:.9g}" in capsys.readouterr().out
     assert main(["exploitability", "--run", str(run_dir), "--max-nodes", "50", "--ppo",
-                 "env_steps=500"]) == 0
+                 "env_steps=500", "--ppo", "num_envs=16"]) == 0
     assert "approximate lower bound" in capsys.readouterr().out
     assert main(["exploitability", "--run", str(run_dir), "--game", "leduc_poker"]) == 2
     assert "is not the run's game" in capsys.readouterr().err
@@ -107,7 +107,8 @@ def test_a_run_whose_final_bound_is_measured_elsewhere_trains_no_response_at_its
     """``lower_bound.final = false`` (what a suite sets, as it measures every run's final
     meta-policy itself): the bounds asked for during the run are measured, none when it stops,
     and no response is trained then (the oracle log holds the during-run ones only)."""
-    run = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 400}, seed=4, iterations=3,
+    ppo = {"env_steps": 400, "num_envs": 16}
+    run = psro.PSRO("kuhn_poker", "ppo", ppo=ppo, seed=4, iterations=3,
                     lower_bound={"every": 2, "env_steps": 1000, "final": False},
                     out=tmp_path / "r", **SAMPLED)
     rows = run.run()
@@ -115,7 +116,7 @@ def test_a_run_whose_final_bound_is_measured_elsewhere_trains_no_response_at_its
     log = psro.load_run(tmp_path / "r").state.oracle_log
     assert {r["iteration"] for r in log if r.get("purpose") == "lower_bound"} == {2}
     # by default the final meta-policy is measured too
-    rows = psro.PSRO("kuhn_poker", "ppo", ppo={"env_steps": 400}, seed=4, iterations=3,
+    rows = psro.PSRO("kuhn_poker", "ppo", ppo=ppo, seed=4, iterations=3,
                      lower_bound={"every": 2, "env_steps": 1000}, **SAMPLED).run()
     assert [r["iteration"] for r in rows if r["exploitability"] is not None] == [2, 3]
     with pytest.raises(psro.ConfigError, match="lower_bound.final must be true or false"):
@@ -131,13 +132,16 @@ def test_a_baseline_whose_meta_solver_reads_no_payoffs_estimates_none(tmp_path):
     import solvers
 
     assert not solvers.reads_payoffs("latest") and solvers.reads_payoffs("nash")
-    rows = psro.PSRO("kuhn_poker", "ppo", "latest", ppo={"env_steps": 400, "greedy": False},
-                     iterations=2, out=tmp_path / "r", **SAMPLED).run()
+    rows = psro.PSRO("kuhn_poker", "ppo", "latest", ppo={"env_steps": 400, "num_envs": 16,
+                                                         "greedy": False},
+                     iterations=2, out=tmp_path / "r", lower_bound={"env_steps": 2000},
+                     **SAMPLED).run()
     assert [r["entries_evaluated"] for r in rows] == [0, 0, 0]
     assert rows[-1]["exploitability"] is not None  # the lower bound is still measured
     table = psro.load_run(tmp_path / "r").payoffs
     assert np.isnan(table.values).all() and (table.counts == 0).all()
-    nash = psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 400}, iterations=1,
+    nash = psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 400, "num_envs": 16},
+                     iterations=1, lower_bound={"env_steps": 2000},
                      **SAMPLED).run()
     assert [r["entries_evaluated"] for r in nash] == [1, 3]
 

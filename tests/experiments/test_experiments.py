@@ -83,8 +83,8 @@ def test_payoff_entries_benchmark_compares_the_three_tables(tmp_path, capsys):
     import psro
 
     mod = importlib.import_module("bench_payoff_entries")
-    mod.main(["--out", str(tmp_path), "--iterations", "1", "--ppo-steps", "512",
-              "--seeds", "1", "--response-steps", "512", "--cap", "700", "--backend",
+    mod.main(["--out", str(tmp_path), "--iterations", "1", "--ppo-steps", "4096",
+              "--seeds", "1", "--response-steps", "4096", "--cap", "700", "--backend",
               "local", "--monte-carlo", "max_episodes=256"])
     out = capsys.readouterr().out
     for label in ("| all | 1 |", "| support | 1 |", "| support + cap | 1 |"):
@@ -100,7 +100,7 @@ def test_anytime_rounds_benchmark_times_a_round_both_ways(tmp_path, capsys):
     fixed one: members x episodes)."""
     import psro
 
-    psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 512}, seed=0,
+    psro.PSRO("kuhn_poker", "ppo", "nash", ppo={"env_steps": 512, "num_envs": 16}, seed=0,
               out=tmp_path / "run").run(iterations=2)
     mod = importlib.import_module("bench_anytime_rounds")
     mod.main([str(tmp_path / "run"), "--members", "3", "--episodes", "64", "--repeats", "1"])
