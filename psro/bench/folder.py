@@ -3,6 +3,7 @@ and whether a call of a suite may write into it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from psro.errors import ConfigError
@@ -19,12 +20,35 @@ def held_suite(out: str | Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def check_suite_folder(out: str | Path, name: str) -> None:
+def held_seeds(out: str | Path) -> list[int]:
+    """The seeds the folder ``out``'s ``suite.json`` lists (none where it cannot be read)."""
+    try:
+        seeds = read_json(Path(out) / "suite.json").get("seeds")
+    except (ValueError, AttributeError):
+        return []
+    return [s for s in seeds if isinstance(s, int)] if isinstance(seeds, list) else []
+
+
+def seeds_text(seeds: list[int]) -> str:
+    """Seeds in words, runs of consecutive ones as ranges: ``0-4, 7``."""
+    parts: list[list[int]] = []
+    for seed in sorted(set(seeds)):
+        if parts and seed == parts[-1][1] + 1:
+            parts[-1][1] = seed
+        else:
+            parts.append([seed, seed])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
+
+
+def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) -> None:
     """Refuse, before anything is written (:class:`ConfigError`), an ``out`` that cannot be
-    the folder of the suite ``name``: a file; a folder of another suite (its ``suite.json``
-    would be replaced and its runs dropped from its report); a folder that holds other things
-    and no readable ``suite.json`` (a run directory, say: the suite's runs would be mixed into
-    it). A new or empty folder, or one of an earlier call of this suite, is accepted."""
+    the folder of the suite ``name`` run with ``seeds``: a file; a folder of another suite (its
+    ``suite.json`` would be replaced and its runs dropped from its report); a folder that holds
+    other things and no readable ``suite.json`` (a run directory, say: the suite's runs would
+    be mixed into it); a folder of this suite whose earlier calls listed seeds that ``seeds``
+    leaves out (its ``suite.json`` would drop them, and its report and head-to-head results
+    would be over fewer seeds than its tables count). A new or empty folder, or one of an
+    earlier call of this suite with the same or more seeds, is accepted."""
     out = Path(out)
     if not out.exists():
         return
@@ -39,3 +63,11 @@ def check_suite_folder(out: str | Path, name: str) -> None:
                           f"earlier call of this suite")
     if held not in (None, name):
         raise ConfigError(f"{out} holds the runs of suite {held!r}; use another --out")
+    left_out = sorted(set(held_seeds(out)) - set(seeds)) if held is not None and seeds else []
+    if left_out:
+        raise ConfigError(f"{out} holds seeds {seeds_text(held_seeds(out))} of suite {name!r}, "
+                          f"and this call runs seeds {seeds_text(list(seeds))}: the folder's "
+                          f"report and head-to-head results would leave seeds "
+                          f"{seeds_text(left_out)} out; run it with every seed the folder "
+                          f"holds (--seeds N runs 0 to N-1; finished runs are skipped), or "
+                          f"use another --out")

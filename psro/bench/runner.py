@@ -252,7 +252,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     suite = check_suite(suite)
     chosen = select_games(suite, games)
     runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
-    check_suite_folder(out, suite.name)
+    check_suite_folder(out, suite.name, suite.seeds)
     check_runs(runs)  # before anything is written
     # what each directory holds, read once: a folder of another suite is refused before any
     # work, and only run k writes run k's directory

@@ -243,6 +243,29 @@ def test_a_folder_holding_other_things_and_no_suite_is_not_run_into(tmp_path, ca
     assert (empty / "suite.json").exists()
 
 
+def test_a_call_with_fewer_seeds_than_the_folder_holds_is_refused(tmp_path):
+    """``--seeds 1`` into a folder of the same suite with seeds 0-1 replaced its suite.json
+    (seeds [0]) and its head-to-head results (seed 0 only), while its tables still counted
+    every seed the folder held: a report over two different sets of seeds, without a word."""
+    import json
+
+    from psro.bench.folder import seeds_text
+
+    game = SuiteGame("kuhn_poker", "K", "walkable", (Method("xdo", {"oracle": "exact",
+                                                                    "algorithm": "xdo"}),), 1.0)
+    suite, out = Suite("x", (game,), seeds=(0, 1)), tmp_path / "s"
+    run_suite(suite, out, quiet=True)
+    before = (out / "suite.json").read_bytes()
+    with pytest.raises(ConfigError, match=r"holds seeds 0-1 of suite 'x', and this call runs "
+                                          r"seeds 0: the folder's report and head-to-head "
+                                          r"results would leave seeds 1 out"):
+        run_suite(suite.with_seeds(1), out, quiet=True)
+    assert (out / "suite.json").read_bytes() == before
+    run_suite(suite.with_seeds(3), out, quiet=True)  # more seeds: accepted
+    assert json.loads((out / "suite.json").read_text())["seeds"] == [0, 1, 2]
+    assert seeds_text([8, 0, 1, 2, 4, 7]) == "0-2, 4, 7-8"
+
+
 def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tmp_path):
     """Runs written before a suite set ``lower_bound.final = false`` (they measured their own
     final bound as well) are the suite's runs still: skipped when finished, not refused."""
