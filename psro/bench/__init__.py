@@ -7,7 +7,9 @@ measured in the same command, and one report per suite (``psro bench``).
 - :mod:`psro.bench.evaluation`: shared-budget approximate exploitability and head-to-head
   results (large tier);
 - :mod:`psro.bench.runner`: running a suite into a folder of run directories, with
-  :mod:`psro.bench.folder` (which suite a folder holds, and which folders a suite may use);
+  :mod:`psro.bench.folder` (which suite and seeds a folder holds, and which folders a call may
+  use) and :mod:`psro.bench.preflight` (every method's run checked before anything is
+  written);
 - :mod:`psro.bench.report`: its report and figures, with :mod:`psro.bench.results_table`
   (the results table) and :mod:`psro.bench.completion` (which planned runs have ended, for a
   report made before the suite finished).
