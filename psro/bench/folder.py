@@ -10,22 +10,28 @@ from psro.errors import ConfigError
 from psro.storage.text_files import read_json
 
 
+def _described(out: str | Path) -> dict:
+    """The folder ``out``'s ``suite.json`` (empty where it cannot be read)."""
+    try:
+        described = read_json(Path(out) / "suite.json")
+    except ValueError:
+        return {}
+    return described if isinstance(described, dict) else {}
+
+
 def held_suite(out: str | Path) -> str | None:
     """The name of the suite whose runs the folder ``out`` holds (its ``suite.json``), None
     where it holds none that can be read."""
-    try:
-        name = read_json(Path(out) / "suite.json").get("name")
-    except (ValueError, AttributeError):
-        return None
+    return _name(_described(out))
+
+
+def _name(described: dict) -> str | None:
+    name = described.get("name")
     return name if isinstance(name, str) else None
 
 
-def held_seeds(out: str | Path) -> list[int]:
-    """The seeds the folder ``out``'s ``suite.json`` lists (none where it cannot be read)."""
-    try:
-        seeds = read_json(Path(out) / "suite.json").get("seeds")
-    except (ValueError, AttributeError):
-        return []
+def _seeds(described: dict) -> list[int]:
+    seeds = described.get("seeds")
     return [s for s in seeds if isinstance(s, int)] if isinstance(seeds, list) else []
 
 
@@ -54,7 +60,8 @@ def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) ->
         return
     if not out.is_dir():
         raise ConfigError(f"{out} is not a folder; --out is the suite's folder")
-    held = held_suite(out)
+    described = _described(out)
+    held = _name(described)
     if held is None and (entries := sorted((e.name for e in out.iterdir()),
                                            key=lambda name: (name.startswith("."), name))):
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
@@ -63,9 +70,9 @@ def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) ->
                           f"earlier call of this suite")
     if held not in (None, name):
         raise ConfigError(f"{out} holds the runs of suite {held!r}; use another --out")
-    left_out = sorted(set(held_seeds(out)) - set(seeds)) if held is not None and seeds else []
+    left_out = sorted(set(_seeds(described)) - set(seeds)) if held is not None and seeds else []
     if left_out:
-        raise ConfigError(f"{out} holds seeds {seeds_text(held_seeds(out))} of suite {name!r}, "
+        raise ConfigError(f"{out} holds seeds {seeds_text(_seeds(described))} of suite {name!r}, "
                           f"and this call runs seeds {seeds_text(list(seeds))}: the folder's "
                           f"report and head-to-head results would leave seeds "
                           f"{seeds_text(left_out)} out; run it with every seed the folder "
