@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from psro.bench.folder import seed_ranges
 from psro.bench.runner import PlannedRun, plan
 from psro.bench.suites import from_description
 
@@ -47,17 +48,3 @@ def unfinished_lines(planned: list[PlannedRun]) -> list[str]:
     return [f"- {game} · {method}: " + "; ".join(
         f"{state}: seed{'s' if len(seeds) > 1 else ''} {seed_ranges(seeds)}"
         for state, seeds in states.items()) for (game, method), states in left.items() if states]
-
-
-def seed_ranges(seeds: list[int]) -> str:
-    """``[1, 2, 3, 7]`` as ``1-3, 7``."""
-    parts, ordered = [], sorted(seeds)
-    start = prev = ordered[0]
-    for seed in [*ordered[1:], None]:
-        if seed is not None and seed == prev + 1:
-            prev = seed
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if seed is not None:
-            start = prev = seed
-    return ", ".join(parts)

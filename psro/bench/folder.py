@@ -35,8 +35,8 @@ def _seeds(described: dict) -> list[int]:
     return [s for s in seeds if isinstance(s, int)] if isinstance(seeds, list) else []
 
 
-def seeds_text(seeds: list[int]) -> str:
-    """Seeds in words, runs of consecutive ones as ranges: ``0-4, 7``."""
+def seed_ranges(seeds: list[int]) -> str:
+    """Seeds in words, runs of consecutive ones as ranges: ``[1, 2, 3, 7]`` as ``1-3, 7``."""
     parts: list[list[int]] = []
     for seed in sorted(set(seeds)):
         if parts and seed == parts[-1][1] + 1:
@@ -72,9 +72,9 @@ def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) ->
         raise ConfigError(f"{out} holds the runs of suite {held!r}; use another --out")
     left_out = sorted(set(_seeds(described)) - set(seeds)) if held is not None and seeds else []
     if left_out:
-        raise ConfigError(f"{out} holds seeds {seeds_text(_seeds(described))} of suite {name!r}, "
-                          f"and this call runs seeds {seeds_text(list(seeds))}: the folder's "
+        raise ConfigError(f"{out} holds seeds {seed_ranges(_seeds(described))} of suite {name!r}, "
+                          f"and this call runs seeds {seed_ranges(list(seeds))}: the folder's "
                           f"report and head-to-head results would leave seeds "
-                          f"{seeds_text(left_out)} out; run it with every seed the folder "
+                          f"{seed_ranges(left_out)} out; run it with every seed the folder "
                           f"holds (--seeds N runs 0 to N-1; finished runs are skipped), or "
                           f"use another --out")

@@ -249,7 +249,7 @@ def test_a_call_with_fewer_seeds_than_the_folder_holds_is_refused(tmp_path):
     every seed the folder held: a report over two different sets of seeds, without a word."""
     import json
 
-    from psro.bench.folder import seeds_text
+    from psro.bench.folder import seed_ranges
 
     game = SuiteGame("kuhn_poker", "K", "walkable", (Method("xdo", {"oracle": "exact",
                                                                     "algorithm": "xdo"}),), 1.0)
@@ -263,7 +263,7 @@ def test_a_call_with_fewer_seeds_than_the_folder_holds_is_refused(tmp_path):
     assert (out / "suite.json").read_bytes() == before
     run_suite(suite.with_seeds(3), out, quiet=True)  # more seeds: accepted
     assert json.loads((out / "suite.json").read_text())["seeds"] == [0, 1, 2]
-    assert seeds_text([8, 0, 1, 2, 4, 7]) == "0-2, 4, 7-8"
+    assert seed_ranges([8, 0, 1, 2, 4, 7]) == "0-2, 4, 7-8"
 
 
 def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tmp_path):
