@@ -141,14 +141,14 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         curve = interval(x, y[None, :])
         curves.append(("CFR+ (OpenSpiel)", curve, False, _style("CFR+ (OpenSpiel)", labels)))
         rows.append(table_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
-                         _at(curve, budget), _crossings([(x, y)], game["thresholds"])))
+                              _at(curve, budget), _crossings([(x, y)], game["thresholds"])))
         flat = np.array([ref["uniform"]] * 2)
         start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, *_ in curves
                                        if np.any(c.x > 0))])
         curves.append(("uniform policy", interval(np.array([start, budget]), flat[None, :]),
                        False, _style("uniform policy", labels)))
         rows.append(table_row(game, "uniform policy", "-", (ref["uniform"], math.nan),
-                         (ref["uniform"], math.nan), ""))
+                              (ref["uniform"], math.nan), ""))
     if curves:
         panels.append((game["label"], curves))
     if stepped:
@@ -210,8 +210,8 @@ def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
         half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
         seeds = seeds_cell(str(len(values)), len(values), planned, game, method["label"])
         rows.append(table_row(game, method["label"], seeds, (math.nan, math.nan),
-                         (float(curve.mean[0]), half), "", float(np.mean(steps)),
-                         duel["elo"].get(method["label"], math.nan) if duel else math.nan))
+                              (float(curve.mean[0]), half), "", float(np.mean(steps)),
+                              duel["elo"].get(method["label"], math.nan) if duel else math.nan))
     if curves:
         panels.append((game["label"], curves))
     if duel:
