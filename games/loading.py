@@ -148,7 +148,8 @@ def _check_parameters(name: str, spec: str) -> None:
     """Refuse what OpenSpiel would crash on rather than reject: a negative value for an
     integer parameter whose default is not negative (a count such as ``num_cards``)."""
     try:
-        given = pyspiel.game_parameters_from_string(spec)
+        with _quiet_stderr():  # OpenSpiel prints the message too; the error below names it
+            given = pyspiel.game_parameters_from_string(spec)
     except Exception as err:
         raise GameError(f"cannot parse game {spec!r}: {spiel_message(err)}") from None
     defaults = next((g.parameter_specification for g in pyspiel.registered_games()

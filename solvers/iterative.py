@@ -48,7 +48,8 @@ def _check_range(value, name: str, lo: float, hi: float, lo_open: bool = False) 
     value = float(value)
     if not np.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
         bracket = "(" if lo_open else "["
-        raise OptionError(f"{name} must be in {bracket}{lo}, {hi}]; got {value}")
+        closing = ")" if hi == np.inf else "]"
+        raise OptionError(f"{name} must be in {bracket}{lo:g}, {hi:g}{closing}; got {value:g}")
     return value
 
 

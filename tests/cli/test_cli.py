@@ -209,6 +209,18 @@ def test_console_script_exit_code(tmp_path):
     assert result.stderr.count("\n") == 1 and "unknown game 'nope'" in result.stderr
 
 
+def test_unparsable_game_string_is_one_line(tmp_path):
+    """OpenSpiel's C++ parser prints its own message to stderr before raising; the CLI's
+    error names it, so only that one line is shown."""
+    result = subprocess.run([sys.executable, "-m", "psro.cli", "run", "--game", "leduc_poker(",
+                             "--out", str(tmp_path / "x")], capture_output=True, text=True,
+                            cwd=ROOT)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "psro run: error: cannot parse game 'leduc_poker(': Missing closing bracket ')'. "
+        "(`psro games` lists the games)"]
+
+
 @pytest.mark.parametrize("argv, text", [
     (["run", "--game", "kuhn_poker", "--iterations", "abc"],
      "psro run: error: argument --iterations: invalid int value: 'abc'"),

@@ -315,6 +315,17 @@ def test_joint_solvers_return_the_correlated_distribution_or_the_product():
         solvers.get_joint("nope")
 
 
+@pytest.mark.parametrize("name, options, text", [
+    ("alpharank", {"alpha": -5}, "alpha must be in (0, 1e+12]; got -5"),
+    ("alpharank", {"perturbation": 0.5}, "perturbation must be in [0, 0.001]; got 0.5"),
+    ("prd", {"exploration": 2}, "exploration must be in [0, 1]; got 2"),
+])
+def test_out_of_range_options_name_the_accepted_range(name, options, text):
+    with pytest.raises(solvers.OptionError) as raised:
+        solvers.get(name, **options)
+    assert str(raised.value) == text
+
+
 def test_register_joint_gives_the_joint_and_its_marginals():
     def diagonal(weight: float = 0.5):
         def solve(payoffs):
