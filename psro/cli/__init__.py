@@ -53,6 +53,17 @@ def _terminate(signum, frame) -> None:
     raise Terminated(signum)
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, with arguments that no option takes refused by the subcommand's
+    parser (``psro run: error: ...; `psro run --help` ...``), not the top-level one."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        commands = next(action.choices for action in parser._actions
+                        if isinstance(action, argparse._SubParsersAction))
+        commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``psro`` command; returns the exit status. The toolkit's own errors
     (``ToolkitError``) and command-line errors print one line and exit with status 2; anything
@@ -64,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
     except SystemExit as stop:  # --help (0), or a bad argument (2, its one line printed)
         return int(stop.code or 0)
     handled = (signal.SIGTERM, signal.SIGHUP)

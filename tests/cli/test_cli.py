@@ -224,7 +224,10 @@ def test_unparsable_game_string_is_one_line(tmp_path):
 @pytest.mark.parametrize("argv, text", [
     (["run", "--game", "kuhn_poker", "--iterations", "abc"],
      "psro run: error: argument --iterations: invalid int value: 'abc'"),
-    (["run", "--bogus"], "unrecognized arguments: --bogus"),
+    (["run", "--bogus"], "psro run: error: unrecognized arguments: --bogus; `psro run --help`"),
+    (["run", "--resume", "runs/x"], "psro run: error: unrecognized arguments: runs/x; "
+                                    "`psro run --help` lists what is accepted"),
+    (["games", "--bogus"], "psro games: error: unrecognized arguments: --bogus"),
     ([], "the following arguments are required: command"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["bench", "quick", "--seeds"], "argument --seeds: expected one argument"),
