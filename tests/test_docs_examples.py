@@ -38,3 +38,15 @@ def test_the_readme_is_a_short_guide_that_links_every_docs_page():
         assert f"]({page})" in readme and (ROOT / page).is_file(), page
     linked = re.findall(r"\]\((docs/[^)#]+)\)", readme)
     assert linked and all((ROOT / link).is_file() for link in linked), linked
+
+
+def test_the_guides_suite_file_example_is_a_suite_psro_bench_accepts(tmp_path):
+    from psro.bench.suites import read_suite
+
+    guide = (ROOT / "docs/guide/benchmark-suite.md").read_text()
+    example = re.findall(r"```toml\n(.*?)```", guide, re.S)
+    assert len(example) == 1
+    (tmp_path / "poker.toml").write_text(example[0])
+    suite = read_suite(tmp_path / "poker.toml")
+    assert [m.label for m in suite.games[0].methods] == ["xdo", "psro, PPO"]
+    assert suite.description and suite.seeds == (0, 1, 2)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from psro.config import MAX_SEED, RunConfig
 from psro.errors import ConfigError
-from psro.option_checks import check_count
+from psro.option_checks import check_count, check_positive
 from psro.storage.text_files import read_toml
 
 TIERS = ("walkable", "large")
@@ -195,11 +195,12 @@ def get_suite(name: str) -> Suite:
 
 
 def read_suite(path: str | Path) -> Suite:
-    """A suite from a TOML file: ``name``, ``seeds`` (a list of integers), and ``[[games]]``
-    tables with ``game``, ``label``, ``tier``, ``time_budget_s``, optional ``env_steps``,
-    ``thresholds``, ``response_steps``, ``bound_every``, and ``[[games.methods]]`` tables with
-    ``label`` and ``settings`` (RunConfig fields). :class:`ConfigError` naming the file and
-    the problem."""
+    """A suite from a TOML file: ``name``, ``seeds`` (a list of integers), an optional
+    ``description``, and ``[[games]]`` tables with ``game``, ``label``, ``tier``,
+    ``time_budget_s``, optional ``env_steps``, ``thresholds``, ``response_steps``,
+    ``bound_every``, and ``[[games.methods]]`` tables with ``label`` and ``settings``
+    (RunConfig fields). :class:`ConfigError` naming the file and the problem, also for a key
+    no table reads and for a key its game's tier does not read."""
     path = Path(path)
     try:
         data = read_toml(path)
@@ -208,12 +209,47 @@ def read_suite(path: str | Path) -> Suite:
     if not isinstance(data.get("seeds", []), list):
         raise ConfigError(f"suite file {path}: seeds must be a list of integers; got "
                           f"{data['seeds']!r}")
+    _check_keys(path, data)
     try:
-        suite = _suite(data, path.stem)
+        suite = replace(_suite(data, path.stem), description=str(data.get("description", "")))
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise ConfigError(f"suite file {path} cannot be used: {type(err).__name__}: {err} "
                           f"(see `psro bench --help` for its shape)") from None
     return check_suite(suite)
+
+
+SUITE_KEYS = ("name", "seeds", "description", "games")
+GAME_KEYS = ("game", "label", "tier", "time_budget_s", "env_steps", "thresholds",
+             "response_steps", "bound_every", "methods")
+METHOD_KEYS = ("label", "settings")
+
+
+def _check_keys(path: Path, data: dict) -> None:
+    """Refuse a key the suite file's tables do not read (a misspelt ``env_step`` would leave
+    the runs at another budget than the file says), naming it, its table and what is
+    accepted. Tables of the wrong kind are left to :func:`_suite`."""
+    settings = " (run settings go in a method's settings table)"
+    tables = [("the top level", data, SUITE_KEYS, "")]
+    games = data.get("games", [])
+    for g, game in enumerate(games if isinstance(games, list) else []):
+        if not isinstance(game, dict):
+            continue
+        where = f"[[games]] {game.get('label', game.get('game', g + 1))!r}"
+        tables.append((where, game, GAME_KEYS, settings))
+        methods = game.get("methods", [])
+        for m, method in enumerate(methods if isinstance(methods, list) else []):
+            if isinstance(method, dict):
+                tables.append((f"{where}, method {method.get('label', m + 1)!r}", method,
+                               METHOD_KEYS, settings))
+        if game.get("tier") == "walkable" and "response_steps" in game:
+            raise ConfigError(f"suite file {path}: response_steps in {where} is read on the "
+                              f"large tier only (the budget of the best response that "
+                              f"measures a lower bound); leave it out")
+    for where, table, accepted, hint in tables:
+        unknown = sorted(set(table) - set(accepted))
+        if unknown:
+            raise ConfigError(f"suite file {path}: unknown key(s) {', '.join(unknown)} in "
+                              f"{where}; accepted: {', '.join(accepted)}{hint}")
 
 
 def _suite(data: dict, name: str) -> Suite:
@@ -251,6 +287,18 @@ def check_suite(suite: Suite) -> Suite:
                           f"its folder name); give each game its own label")
     for game in suite.games:
         check_count(f"{game.label}: response_steps", game.response_steps)
+        for threshold in game.thresholds:
+            check_positive(f"{game.label}: a threshold", threshold)
+        if game.env_steps is not None:
+            check_count(f"{game.label}: env_steps", game.env_steps)
+            if all(m.settings.get("oracle", "exact") == "exact" for m in game.methods):
+                raise ConfigError(f"{game.label}: env_steps budgets trained oracles, and none "
+                                  f"of its methods trains one (all use the exact oracle); "
+                                  f"leave it out")
+        if game.bound_every is not None and game.tier != "large":
+            raise ConfigError(f"{game.label}: bound_every is read on the large tier only (its "
+                              f"games' exploitability is a lower bound); the {game.tier} tier "
+                              f"measures exploitability exactly: leave it out")
         if game.bound_every is not None:
             check_count(f"{game.label}: bound_every", game.bound_every)
         if game.tier not in TIERS:

@@ -314,6 +314,46 @@ def test_the_cli_runs_a_suite_file_and_refuses_bad_input(tmp_path, capsys):
     assert "holds no suite that can be reported" in capsys.readouterr().err
 
 
+KUHN_GAME = ('name = "s"\nseeds = [0]\n[[games]]\ngame = "kuhn_poker"\nlabel = "Kuhn"\n'
+             'tier = "walkable"\ntime_budget_s = 1\n')
+EXACT_METHOD = '[[games.methods]]\nlabel = "a"\nsettings = {oracle = "exact"}\n'
+
+
+@pytest.mark.parametrize("top, game, method, said", [
+    ('nme = "x"\n', "", "", "unknown key(s) nme in the top level; accepted: name, seeds, "
+                            "description, games"),
+    ("", "env_step = 5\n", "", "unknown key(s) env_step in [[games]] 'Kuhn'; accepted: game,"),
+    ("", "meta_solver = 'nash'\n", "", "run settings go in a method's settings table"),
+    ("", "", "bogus = 1\n", "unknown key(s) bogus in [[games]] 'Kuhn', method 'a'; accepted: "
+                            "label, settings"),
+    ("", "thresholds = [0.1, -1]\n", "", "Kuhn: a threshold must be a positive number; got "
+                                        "-1.0"),
+    ("", "env_steps = 5000\n", "", "Kuhn: env_steps budgets trained oracles, and none of its "
+                                  "methods trains one"),
+    ("", "bound_every = 2\n", "", "Kuhn: bound_every is read on the large tier only"),
+    ("", "response_steps = 9\n", "", "response_steps in [[games]] 'Kuhn' is read on the large "
+                                    "tier only"),
+])
+def test_a_suite_file_key_that_nothing_reads_is_refused(top, game, method, said, tmp_path):
+    """A misspelt key, one in the wrong table, or one its tier does not read would leave the
+    runs other than the file says: refused naming it, before the folder is made."""
+    suite = tmp_path / "s.toml"
+    head, tail = KUHN_GAME.split("[[games]]\n")
+    suite.write_text(head + top + "[[games]]\n" + tail + game +
+                     EXACT_METHOD.replace("\nsettings", "\n" + method + "settings"))
+    with pytest.raises(ConfigError) as refused:
+        read_suite(suite)
+    assert said in str(refused.value)
+    assert main(["bench", str(suite), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_suite_files_description_is_kept(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text('description = "Kuhn alone"\n' + KUHN_GAME + EXACT_METHOD)
+    assert read_suite(suite).description == "Kuhn alone"
+
+
 @pytest.mark.parametrize("seeds,said", [
     ("[0, 0]", "seeds must be distinct"),
     ("[0.5, 1]", "seed must be an integer from 0"),
