@@ -41,7 +41,7 @@ def test_the_readme_is_a_short_guide_that_links_every_docs_page():
 
 
 def test_the_guides_suite_file_example_is_a_suite_psro_bench_accepts(tmp_path):
-    from psro.bench.suites import read_suite
+    from psro.bench.suite_file import read_suite
 
     guide = (ROOT / "docs/guide/benchmark-suite.md").read_text()
     example = re.findall(r"```toml\n(.*?)```", guide, re.S)

@@ -1,8 +1,9 @@
 """Benchmark suites: the field's games, the toolkit's methods and baselines, reference lines
 measured in the same command, and one report per suite (``psro bench``).
 
-- :mod:`psro.bench.suites`: what a suite is (games, tiers, methods, budgets, seeds), the
-  built-in suites and TOML suites;
+- :mod:`psro.bench.suites`: what a suite is (games, tiers, methods, budgets, seeds) and the
+  built-in suites, with :mod:`psro.bench.suite_file` (suites written as TOML files, and
+  :func:`~psro.bench.suite_file.get_suite`, a suite by name or file);
 - :mod:`psro.bench.references`: OpenSpiel's CFR+ and the uniform policy (walkable tier);
 - :mod:`psro.bench.evaluation`: shared-budget approximate exploitability and head-to-head
   results (large tier);
@@ -17,7 +18,8 @@ measured in the same command, and one report per suite (``psro bench``).
 
 from psro.bench.report import write_suite_report
 from psro.bench.runner import run_suite
-from psro.bench.suites import SUITES, Method, Suite, SuiteGame, get_suite
+from psro.bench.suite_file import get_suite
+from psro.bench.suites import SUITES, Method, Suite, SuiteGame
 
 __all__ = ["SUITES", "Method", "Suite", "SuiteGame", "get_suite", "run_suite",
            "write_suite_report"]

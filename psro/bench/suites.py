@@ -10,19 +10,18 @@ its budget (seconds of run time, and environment steps for trained oracles) and 
 Built-in suites (:data:`SUITES`): ``walkable``, ``large``, ``full`` (both tiers),
 ``quick`` (every game of both, small budgets, one seed: a few minutes on 2 cores) and
 ``diversity`` (Diverse PSRO beside PSRO, :mod:`psro.algorithms.diverse`). A suite can
-also be read from a TOML file (:func:`read_suite`), in the same shape.
+also be read from a TOML file (:mod:`psro.bench.suite_file`), in the same shape;
+:func:`psro.bench.suite_file.get_suite` takes either.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from psro.config import MAX_SEED, RunConfig
 from psro.errors import ConfigError
 from psro.option_checks import check_count, check_positive
-from psro.storage.text_files import read_toml
 
 TIERS = ("walkable", "large")
 
@@ -184,75 +183,7 @@ SUITES["diversity"] = Suite("diversity", _diversity(), description="Diverse PSRO
                             "on the cyclic games (exact and PPO oracles) and on Leduc (PPO)")
 
 
-def get_suite(name: str) -> Suite:
-    """A built-in suite by name, or one read from a TOML file path (:func:`read_suite`);
-    :class:`ConfigError` naming what is accepted otherwise."""
-    if name in SUITES:
-        return SUITES[name]
-    if name.endswith(".toml"):
-        return read_suite(name)
-    raise ConfigError(f"unknown suite {name!r}; accepted: {', '.join(SUITES)}, or a .toml file")
-
-
-def read_suite(path: str | Path) -> Suite:
-    """A suite from a TOML file: ``name``, ``seeds`` (a list of integers), an optional
-    ``description``, and ``[[games]]`` tables with ``game``, ``label``, ``tier``,
-    ``time_budget_s``, optional ``env_steps``, ``thresholds``, ``response_steps``,
-    ``bound_every``, and ``[[games.methods]]`` tables with ``label`` and ``settings``
-    (RunConfig fields). :class:`ConfigError` naming the file and the problem, also for a key
-    no table reads and for a key its game's tier does not read."""
-    path = Path(path)
-    try:
-        data = read_toml(path)
-    except ValueError as err:
-        raise ConfigError(f"suite file {path} cannot be used: {err}") from None
-    if not isinstance(data.get("seeds", []), list):
-        raise ConfigError(f"suite file {path}: seeds must be a list of integers; got "
-                          f"{data['seeds']!r}")
-    _check_keys(path, data)
-    try:
-        suite = replace(_suite(data, path.stem), description=str(data.get("description", "")))
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ConfigError(f"suite file {path} cannot be used: {type(err).__name__}: {err} "
-                          f"(see `psro bench --help` for its shape)") from None
-    return check_suite(suite)
-
-
-SUITE_KEYS = ("name", "seeds", "description", "games")
-GAME_KEYS = ("game", "label", "tier", "time_budget_s", "env_steps", "thresholds",
-             "response_steps", "bound_every", "methods")
-METHOD_KEYS = ("label", "settings")
-
-
-def _check_keys(path: Path, data: dict) -> None:
-    """Refuse a key the suite file's tables do not read (a misspelt ``env_step`` would leave
-    the runs at another budget than the file says), naming it, its table and what is
-    accepted. Tables of the wrong kind are left to :func:`_suite`."""
-    settings = " (run settings go in a method's settings table)"
-    tables = [("the top level", data, SUITE_KEYS, "")]
-    games = data.get("games", [])
-    for g, game in enumerate(games if isinstance(games, list) else []):
-        if not isinstance(game, dict):
-            continue
-        where = f"[[games]] {game.get('label', game.get('game', g + 1))!r}"
-        tables.append((where, game, GAME_KEYS, settings))
-        methods = game.get("methods", [])
-        for m, method in enumerate(methods if isinstance(methods, list) else []):
-            if isinstance(method, dict):
-                tables.append((f"{where}, method {method.get('label', m + 1)!r}", method,
-                               METHOD_KEYS, settings))
-        if game.get("tier") == "walkable" and "response_steps" in game:
-            raise ConfigError(f"suite file {path}: response_steps in {where} is read on the "
-                              f"large tier only (the budget of the best response that "
-                              f"measures a lower bound); leave it out")
-    for where, table, accepted, hint in tables:
-        unknown = sorted(set(table) - set(accepted))
-        if unknown:
-            raise ConfigError(f"suite file {path}: unknown key(s) {', '.join(unknown)} in "
-                              f"{where}; accepted: {', '.join(accepted)}{hint}")
-
-
-def _suite(data: dict, name: str) -> Suite:
+def suite_from_table(data: dict, name: str) -> Suite:
     """The suite a table describes (a suite file's, or ``suite.json``'s), unchecked; ``name``
     where it has none. ``KeyError``, ``TypeError`` or ``ValueError`` where it is malformed."""
     return Suite(str(data.get("name", name)), tuple(
@@ -327,7 +258,8 @@ def describe(suite: Suite) -> dict:
 
 def from_description(data: dict) -> Suite:
     """The suite :func:`describe` wrote (checked by :func:`check_suite`)."""
-    return check_suite(replace(_suite(data, ""), description=str(data.get("description", ""))))
+    return check_suite(replace(suite_from_table(data, ""),
+                               description=str(data.get("description", ""))))
 
 
 FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations", "lower_bound")

@@ -12,7 +12,7 @@ import pytest
 import psro
 from psro.bench import Method, Suite, SuiteGame, run_suite, write_suite_report
 from psro.bench.references import cfr_plus_curve, uniform_exploitability
-from psro.bench.suites import read_suite
+from psro.bench.suite_file import read_suite
 from psro.cli import main
 from psro.errors import ConfigError, RunDirectoryError
 
@@ -523,7 +523,8 @@ def test_the_shipped_suite_files_can_run():
     (options change over time; a shipped file must not be left refusing to run)."""
     from pathlib import Path
 
-    from psro.bench.suites import read_suite, run_config
+    from psro.bench.suite_file import read_suite
+    from psro.bench.suites import run_config
 
     files = sorted((Path(__file__).parents[2] / "experiments" / "suites").glob("*.toml"))
     assert len(files) >= 2
