@@ -220,21 +220,22 @@ def check_suite(suite: Suite) -> Suite:
         check_count(f"{game.label}: response_steps", game.response_steps)
         for threshold in game.thresholds:
             check_positive(f"{game.label}: a threshold", threshold)
-        if game.env_steps is not None:
-            check_count(f"{game.label}: env_steps", game.env_steps)
-            if all(m.settings.get("oracle", "exact") == "exact" for m in game.methods):
-                raise ConfigError(f"{game.label}: env_steps budgets trained oracles, and none "
-                                  f"of its methods trains one (all use the exact oracle); "
-                                  f"leave it out")
-        if game.bound_every is not None and game.tier != "large":
-            raise ConfigError(f"{game.label}: bound_every is read on the large tier only (its "
-                              f"games' exploitability is a lower bound); the {game.tier} tier "
-                              f"measures exploitability exactly: leave it out")
-        if game.bound_every is not None:
-            check_count(f"{game.label}: bound_every", game.bound_every)
         if game.tier not in TIERS:
             raise ConfigError(f"{game.label}: unknown tier {game.tier!r}; accepted: "
                               f"{', '.join(TIERS)}")
+        if game.env_steps is not None:
+            check_count(f"{game.label}: env_steps", game.env_steps)
+            if not any(trains(m) for m in game.methods):
+                raise ConfigError(f"{game.label}: env_steps budgets trained oracles, and none "
+                                  f"of its methods trains one (all use the exact oracle); "
+                                  f"leave it out")
+        if game.bound_every is not None:
+            if game.tier != "large":
+                raise ConfigError(f"{game.label}: bound_every is read on the large tier only "
+                                  f"(its games' exploitability is a lower bound); the "
+                                  f"{game.tier} tier measures exploitability exactly: leave it "
+                                  f"out")
+            check_count(f"{game.label}: bound_every", game.bound_every)
         labels = [m.label for m in game.methods]
         if not labels or len(set(labels)) < len(labels):
             raise ConfigError(f"{game.label}: needs methods with distinct labels; got "
@@ -265,13 +266,19 @@ def from_description(data: dict) -> Suite:
 FIXED = ("game", "seed", "time_budget_s", "env_step_budget", "iterations", "lower_bound")
 
 
+def trains(method: Method) -> bool:
+    """Whether ``method`` trains its best responses (any oracle but ``exact``): the game's
+    ``env_steps`` budgets its runs."""
+    return method.settings.get("oracle", "exact") != "exact"
+
+
 def run_config(game: SuiteGame, method: Method, seed: int) -> RunConfig:
     """The configuration of one run of the suite (validated)."""
     given = sorted(set(method.settings) & set(FIXED))
     if given:
         raise ConfigError(f"{game.label}, {method.label}: {', '.join(given)} come from the "
                           f"suite, not from a method's settings")
-    trained = method.settings.get("oracle", "exact") != "exact"
+    trained = trains(method)
     bound = None
     if game.tier == "large":  # during a run at the shared budget; at its end, by the suite
         bound = {"final": False, **({"every": game.bound_every, "env_steps":
