@@ -23,9 +23,11 @@ set; then each iteration:
      NashConv is at or below a tolerance that starts at ``CFR_START`` times the largest
      return and halves whenever the full game's NashConv falls below it (the XDO authors'
      schedule), down to ``CFR_FLOOR``. In two-player zero-sum games it is warm-started: each
-     restricted game continues from the previous one's regrets (its average restarts); a
-     resumed run rebuilds those regrets by replaying the earlier solves. Elsewhere each
-     restricted game is solved from scratch;
+     new restricted game continues from the previous one's regrets (its average restarts).
+     Elsewhere each new restricted game is solved from scratch. A restricted game asked again
+     (no best response added an action, the tolerance is tighter) continues its CFR+ run,
+     average included, instead of beginning again. A resumed run rebuilds this state by
+     replaying the earlier solves;
 
 4. the equilibrium joins each population as a member (so run directories, resume, reports and
    ``load_run(dir).meta_policy()`` treat it as any member) and the meta-strategy puts all its
@@ -99,14 +101,15 @@ class XDOAlgorithm(Algorithm):
             self._dual = [dual_matrix(tree, q) for q in range(2)]
             self._payoff = payoff_matrix(tree, 0, 1, 0)
             self._inequalities, self._flow = _lp_rows(self._dual, self._payoff)
-        self.cfr = RestrictedCFR(tree) if self.solver == "cfr" else None
-        """CFR+'s state, carried from one restricted game to the next (``"cfr"``)."""
         self.warm = two_player_zero_sum
         """Whether CFR+ continues from the previous restricted game's regrets: in two-player
         zero-sum games, where CFR+ converges (liar's dice: exploitability 1e-3 in 20 s warm);
-        elsewhere each restricted game is solved from scratch (warm regrets carry the cycling
-        of a general-sum game: on ``sheriff`` NashConv stayed above 1e-3 for 30 s warm and
-        reached it in 8 s from scratch)."""
+        elsewhere each new restricted game is solved from scratch (warm regrets carry the
+        cycling of a general-sum game: on ``sheriff`` NashConv stayed above 1e-3 for 30 s warm
+        and reached it in 8 s from scratch). Either way, the same restricted game asked again
+        continues its CFR+ run (:class:`RestrictedCFR`)."""
+        self.cfr = RestrictedCFR(tree, warm=self.warm) if self.solver == "cfr" else None
+        """CFR+'s state, carried from one restricted game to the next (``"cfr"``)."""
 
     def allowed(self, player: int, members: list) -> np.ndarray:
         """Boolean (num_infosets, num_actions): the restricted game's actions of ``player``
@@ -132,26 +135,29 @@ class XDOAlgorithm(Algorithm):
             policies = self._equilibrium(allowed)
         else:
             tolerance = cfr_tolerance(state.metrics, self.scale)
-            if not self.warm:
-                self.cfr = RestrictedCFR(self.tree)
             solution = self.cfr.solve(allowed, tolerance)
             policies = solution.policies
             extra = {"cfr_tolerance": tolerance, "cfr_iterations": solution.iterations,
-                     "restricted_nash_conv": solution.nash_conv, "cfr_warm": self.warm}
+                     "restricted_nash_conv": solution.nash_conv, "cfr_warm": self.warm,
+                     "cfr_continued": solution.continued}
         return [TabularPolicy(p, policies[p], name=f"xdo_nash_p{p}_it{state.iteration}",
                               metadata={"iteration": state.iteration, "oracle": EQUILIBRIUM,
                                         **extra})
                 for p in range(n)]
 
     def restore(self, state: RunState) -> None:
-        """On a resumed run, rebuild CFR+'s warm state by replaying every earlier restricted
-        game for the iterations it ran (bit for bit what the uninterrupted run holds)."""
+        """On a resumed run, rebuild CFR+'s state by replaying the earlier restricted games
+        for the iterations they ran (bit for bit what the uninterrupted run holds): warm, all
+        of them; from scratch, those since the last call that did not continue its
+        predecessor (a run written before calls continued: the last one)."""
         if self.solver != "cfr":
             return
         solved = [m for m in state.populations[0] if m.metadata.get("oracle") == EQUILIBRIUM]
         self.warm = self.warm and all(m.metadata.get("cfr_warm") for m in solved)
+        self.cfr = RestrictedCFR(self.tree, warm=self.warm)
         if not self.warm:
-            return
+            fresh = [i for i, m in enumerate(solved) if not m.metadata.get("cfr_continued")]
+            solved = solved[fresh[-1]:] if fresh else []
         for member in solved:
             k = member.metadata["iteration"]
             allowed = [self.allowed(p, [m for m in pop if m.metadata.get("iteration", 0) <= k])

@@ -406,6 +406,53 @@ def test_xdo_with_warm_cfr_converges_and_resumes_to_identical_numbers(tmp_path):
     assert newest["cfr_warm"] is True and newest["cfr_iterations"] > 0
 
 
+def test_restricted_cfr_asked_again_on_the_same_game_continues_its_run():
+    """A second call on the same restricted game continues the first: from scratch, its
+    average is bit for bit that of one run of all the iterations (OpenSpiel's C++ CFR+ on
+    three-player Kuhn, the full game, checks the policy's NashConv independently)."""
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    from psro.extensive_form.restricted_cfr import RestrictedCFR, solve_restricted
+
+    tree = psro.PSRO("kuhn_poker(players=3)", algorithm="xdo").tree
+    allowed = [np.array([[a in legal for a in range(tree.num_actions)] for legal in
+                         tree.players[p].legal]) for p in range(3)]
+    solver = RestrictedCFR(tree, warm=False)
+    first = solver.solve(allowed, tolerance=0.05, max_iterations=25)
+    again = solver.solve(allowed, tolerance=0.0, max_iterations=50)
+    assert not first.continued and again.continued and again.iterations == 50
+    whole = solve_restricted(tree, allowed, tolerance=0.0, max_iterations=75)
+    assert all(np.array_equal(a, b) for a, b in zip(again.policies, whole.policies, strict=True))
+    assert again.nash_conv == whole.nash_conv < first.nash_conv
+    policies = psro.extensive_form.policies
+    members = [[policies.TabularPolicy(p, again.policies[p])] for p in range(3)]
+    policy = policies.MetaPolicy(tree, members, [np.ones(1)] * 3)
+    assert os_exploitability.nash_conv(tree.game, policy) == pytest.approx(again.nash_conv,
+                                                                           abs=1e-12)
+    grown = [a.copy() for a in allowed]
+    grown[0][0, :] = False
+    grown[0][0, tree.players[0].legal[0][0]] = True
+    assert not solver.solve(grown, tolerance=1.0).continued  # another game starts afresh
+
+
+def test_xdo_from_scratch_cfr_resumes_to_identical_numbers(tmp_path):
+    """Three-player Kuhn: once the restricted game is the whole game, each call continues the
+    previous one; a run resumed there rebuilds that state and gives the same numbers."""
+    game = "kuhn_poker(players=3)"
+    full = psro.PSRO(game, algorithm="xdo")
+    psro.PSRO(game, algorithm="xdo", out=tmp_path / "r").run(iterations=5)
+    continued = [m.metadata["cfr_continued"] for m in psro.load_run(tmp_path / "r").population[0]
+                 if m.metadata.get("oracle") == "xdo_restricted_nash"]
+    assert continued[0] is False and continued[-1] is True
+    resumed = psro.PSRO.resume(tmp_path / "r")
+    assert numbers(resumed.run(iterations=7)) == numbers(full.run(iterations=7))
+    solves = [[(m.metadata["cfr_iterations"], m.metadata["cfr_continued"]) for m in
+               run.population[0] if m.metadata.get("oracle") == "xdo_restricted_nash"]
+              for run in (resumed, full)]
+    assert solves[0] == solves[1] and solves[0][-2:] == [(25, True), (50, True)]
+    assert full.metrics[-1]["exploitability"] < 1e-3
+
+
 def test_xdo_solver_refusals():
     with pytest.raises(ConfigError, match="xdo_solver 'lp' needs a two-player zero-sum game"):
         psro.PSRO("kuhn_poker(players=3)", algorithm="xdo", xdo_solver="lp")
