@@ -207,6 +207,8 @@ class RestrictedCFR:
         """The previous call's restricted game (None before the first call)."""
         self._probs: list[np.ndarray] | None = None
         """The previous call's last iterate, where a call on the same game continues."""
+        self._plans: list[np.ndarray] | None = None
+        """The realization plans of that iterate (None until an iteration computed them)."""
 
     def _iterate(self, prepared: list[_Prepared], probs: list[np.ndarray]) -> None:
         """One CFR+ iteration with alternating updates (later players answer the earlier
@@ -215,7 +217,7 @@ class RestrictedCFR:
         self.t += 1
         self.total += 1
         sizes = [tree.players[p].num_sequences for p in range(n)]
-        plans = [_plan(prepared[p], probs[p], sizes[p]) for p in range(n)]
+        plans = self._plans or [_plan(prepared[p], probs[p], sizes[p]) for p in range(n)]
         for p in range(n):
             allowed = prepared[p].allowed
             weight = prepared[p].returns
@@ -228,6 +230,7 @@ class RestrictedCFR:
             self.plan_sums[p] += self.t * plans[p]
             probs[p] = _matched(self.regrets[p], allowed, prepared[p].uniform)
             plans[p] = _plan(prepared[p], probs[p], sizes[p])
+        self._plans = plans  # the next iteration's plans: ``probs`` changes only here
 
     def average(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
         """Each player's average policy (uniform over the allowed actions where it does not
@@ -285,6 +288,7 @@ class RestrictedCFR:
         self.plan_sums = [np.zeros_like(plan) for plan in self.plan_sums]
         self._game = [np.array(a, copy=True) for a in allowed]
         self._probs = [_matched(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
+        self._plans = None
         return self._probs
 
 
