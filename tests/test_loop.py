@@ -118,6 +118,41 @@ def test_corrupt_checkpoint_is_refused_and_left_untouched(tmp_path):
         psro.PSRO.resume(tmp_path / "empty")
 
 
+def test_a_failing_write_stops_the_run_keeping_the_iterations_before(tmp_path, monkeypatch):
+    """A write that fails (a full disk at iteration 3) stops the run, naming the iteration it
+    could not write; the directory holds the iterations before it, from which the run resumes
+    to the numbers of an uninterrupted run. step() returns with its iteration on disk."""
+    import errno
+
+    import psro.storage.checkpoint.writer as writer
+
+    real = writer.atomic_write_bytes
+
+    def disk_full_at_iteration_3(path, write):
+        if path.name == "000003.npz":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, write)
+
+    monkeypatch.setattr(writer, "atomic_write_bytes", disk_full_at_iteration_3)
+    run = psro.PSRO("leduc_poker", "exact", "nash", out=tmp_path / "r")
+    with pytest.raises(RunDirectoryError, match="cannot write iteration 3 to .*: No space left "
+                                                "on device; the files of the iterations "
+                                                "before it are kept"):
+        run.run(iterations=8)
+    monkeypatch.setattr(writer, "atomic_write_bytes", real)
+    loaded = psro.load_run(tmp_path / "r")
+    assert loaded.iteration == 2 and not loaded.ended
+    assert len((tmp_path / "r" / "metrics.jsonl").read_text().splitlines()) == 3
+    resumed = psro.PSRO.resume(tmp_path / "r")
+    resumed.run(iterations=8)
+    assert numbers(resumed.metrics) == numbers(psro.PSRO("leduc_poker", "exact",
+                                                         "nash").run(iterations=8))
+    stepped = psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path / "s")
+    stepped.step()
+    stepped.step()
+    assert psro.load_run(tmp_path / "s").iteration == 1
+
+
 def test_kill_9_at_any_moment_resumes_to_the_samenumbers(tmp_path):
     """A real SIGKILL while the run writes: whatever it leaves, the resume ends with the
     numbers of an uninterrupted run."""

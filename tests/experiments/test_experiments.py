@@ -50,6 +50,29 @@ def test_ppo_profile_accounts_for_the_iterations_and_their_env_steps():
     sys.modules.pop("bench_ppo_profile", None)
 
 
+def test_small_exact_benchmark_times_cfr_plus_to_the_exact_crossing(capsys):
+    """CFR+'s time is taken at the first iteration whose average policy is at or below the
+    threshold (OpenSpiel's own exploitability: the iteration before it is above), and the
+    table has a row per game with xdo's and CFR+'s medians."""
+    import pyspiel
+    from open_spiel.python.algorithms import exploitability
+
+    mod = importlib.import_module("bench_small_exact")
+    seconds, iterations = mod.cfr_plus_time("kuhn_poker", 0.01)
+    game = pyspiel.load_game("kuhn_poker")
+    solver = pyspiel.CFRPlusSolver(game)
+    values = []
+    for _ in range(iterations):
+        solver.evaluate_and_update_policy()
+        values.append(exploitability.exploitability(game, solver.average_policy()))
+    assert seconds > 0 and values[-1] <= 0.01 < values[-2]
+    mod.main(["--games", "kuhn_poker", "--repeats", "1", "--threshold", "0.01"])
+    row = [line for line in capsys.readouterr().out.splitlines()
+           if line.startswith("| kuhn_poker |")]
+    assert len(row) == 1 and row[0].endswith("/1 |")
+    sys.modules.pop("bench_small_exact", None)
+
+
 def test_debate_experiment_smoke(tmp_path, monkeypatch):
     """The quick debate experiment writes its figure and table; its random-reveals figure is a
     Monte Carlo estimate of the exact value of uniform play (0.801 on this tiny game, from the

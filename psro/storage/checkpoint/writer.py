@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -249,9 +250,10 @@ class RunWriter:
                 "oracle_log_rows_before": log_rows_before, "views_before": views_before,
                 "views": views_after}
         meta["checksum"] = checksum(meta, arrays)
-        payload = {"meta": np.array(json.dumps(meta)), **arrays}
+        record = io.BytesIO()  # built in memory, then written at once (not in small pieces)
+        np.savez(record, meta=np.array(json.dumps(meta)), **arrays)
         try:
-            atomic_write_bytes(_record_path(self.path, k), lambda h: np.savez(h, **payload))
+            atomic_write_bytes(_record_path(self.path, k), lambda h: h.write(record.getbuffer()))
         except OSError:
             if append:
                 self._cut_views(views_before)
