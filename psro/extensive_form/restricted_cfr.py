@@ -198,7 +198,8 @@ class RestrictedCFR:
         """Whether a new restricted game keeps the regrets of the previous one."""
         self.t = 0
         self.total = 0
-        """Iterations run over every call (a call with ``total > 0`` is warm-started)."""
+        """Iterations run over every call (with ``warm``, a new game after the first starts
+        from warm regrets)."""
         self.regrets = [np.zeros((tree.players[p].num_infosets, tree.num_actions))
                         for p in range(tree.num_players)]
         self.plan_sums = [np.zeros(tree.players[p].num_sequences)
