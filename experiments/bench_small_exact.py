@@ -10,8 +10,8 @@ next), so each repeat runs, one after the other in this process:
   included) when its exploitability is first at or below the threshold;
 - the same run without a run directory;
 - OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``), its average policy's exploitability
-  measured after *every* iteration (the suite measures it at geometrically spaced iterations,
-  which can overstate CFR+'s time by up to 30%); its clock counts only its own iterations.
+  measured after *every* iteration, so its time is its exact crossing (as the suite's
+  reference line now finds it); its clock counts only its own iterations.
 
 It prints, per game, the median time of each over the repeats with the fastest and slowest,
 the ratio of the medians, and in how many repeats ``xdo`` (with its run directory) reached the

@@ -3,7 +3,9 @@ C++ CFR+ (its average policy's exploitability against wall time) and the uniform
 
 Exploitability is NashConv divided by the number of players, as everywhere in the toolkit
 (for two-player zero-sum games, OpenSpiel's ``exploitability``). CFR+'s clock counts only its
-own iterations, not the measurements of its average policy (which favours CFR+). In games with
+own iterations, not the measurements of its average policy (which favours CFR+); the policy is
+measured at geometrically spaced iterations and, around each threshold's crossing, after every
+iteration, so the time to a threshold is CFR+'s own. In games with
 more than two players or not zero-sum, CFR+ has no equilibrium guarantee and its line is what
 its average policy reaches. Simultaneous-move games are solved in OpenSpiel's turn-based form
 (the same equilibria).
@@ -25,8 +27,9 @@ from psro.storage.provenance import provenance
 from psro.storage.text_files import read_json
 
 GROWTH = 1.3
-"""CFR+'s average policy is measured after iterations 1, 2, ... growing by this factor."""
-VERSION = 1
+"""CFR+'s average policy is measured after iterations 1, 2, ... growing by this factor (and
+after every iteration where a threshold is crossed between two of them)."""
+VERSION = 2
 """Bumped when the measurement changes, so an old reference file is measured again."""
 
 
@@ -49,11 +52,14 @@ def uniform_exploitability(spec: str) -> float:
     return exploitability(spec, game, pyspiel.UniformRandomPolicy(game))
 
 
-def cfr_plus_curve(spec: str, time_budget_s: float,
-                   floor: float = 0.0) -> list[dict]:
+def cfr_plus_curve(spec: str, time_budget_s: float, floor: float = 0.0,
+                   thresholds: tuple[float, ...] = ()) -> list[dict]:
     """CFR+ on the game ``spec`` for ``time_budget_s`` seconds of its own iterations (or until
     its exploitability is at or below ``floor``): rows ``{iteration, wall_time_s,
-    exploitability}`` at geometrically spaced iterations and at the end."""
+    exploitability}`` at geometrically spaced iterations and at the end, and, for each of
+    ``thresholds`` crossed between two of them, at the first iteration at or below it (found
+    by :func:`_exact_crossings`: the curve's first row at or below a threshold is CFR+'s own
+    crossing, not up to ``GROWTH`` times later)."""
     game = turn_based(games.load(spec).pyspiel_game)
     solver = pyspiel.CFRPlusSolver(game)
     rows, clock, iteration, due = [], 0.0, 0, 1
@@ -69,13 +75,54 @@ def cfr_plus_curve(spec: str, time_budget_s: float,
                          "exploitability": value})
             due = max(iteration + 1, math.ceil(iteration * GROWTH))
             if last or value <= floor:
-                return rows
+                return _exact_crossings(spec, game, rows, thresholds)
 
 
-def reference(folder: Path, spec: str, time_budget_s: float) -> dict:
-    """The reference lines of ``spec`` for a budget, read from ``folder/reference.json``
-    where they were measured already for that budget, else measured now and written there:
-    ``{"game", "time_budget_s", "uniform", "cfr_plus": rows, "provenance"}``."""
+def _exact_crossings(spec: str, game: pyspiel.Game, rows: list[dict],
+                     thresholds: tuple[float, ...]) -> list[dict]:
+    """``rows`` with, for each threshold first reached at a row more than one iteration after
+    the row before it, a row at the first iteration in between at or below it: CFR+ (which is
+    deterministic) is run again from scratch, measured after every iteration of those gaps.
+    Its clock there is the first run's at the row before the gap plus the second run's own
+    time since that iteration (at most the first run's at the gap's end)."""
+    gaps = {}
+    for threshold in thresholds:
+        k = next((i for i, r in enumerate(rows) if r["exploitability"] <= threshold), None)
+        if k is not None and k > 0 and rows[k]["iteration"] > rows[k - 1]["iteration"] + 1:
+            gaps[threshold] = (rows[k - 1], rows[k])
+    if not gaps:
+        return rows
+    solver, clock, since, found = pyspiel.CFRPlusSolver(game), 0.0, {}, []
+    for iteration in range(1, max(high["iteration"] for _, high in gaps.values())):
+        start = time.perf_counter()
+        solver.evaluate_and_update_policy()
+        clock += time.perf_counter() - start
+        value = None
+        for threshold, (low, high) in list(gaps.items()):
+            if iteration == low["iteration"]:
+                since[threshold] = clock
+            elif low["iteration"] < iteration < high["iteration"]:
+                if value is None:
+                    value = exploitability(spec, game, solver.average_policy())
+                if value <= threshold:
+                    found.append({"iteration": iteration, "exploitability": value,
+                                  "wall_time_s": min(high["wall_time_s"], low["wall_time_s"]
+                                                     + clock - since[threshold])})
+                    del gaps[threshold]
+        if not gaps:
+            break
+    by_iteration = {r["iteration"]: r for r in found}
+    by_iteration.update((r["iteration"], r) for r in rows)
+    return [by_iteration[k] for k in sorted(by_iteration)]
+
+
+def reference(folder: Path, spec: str, time_budget_s: float,
+              thresholds: tuple[float, ...] = ()) -> dict:
+    """The reference lines of ``spec`` for a budget (CFR+'s crossing of each of
+    ``thresholds`` measured exactly), read from ``folder/reference.json`` where they were
+    measured already for that budget and those thresholds, else measured now and written
+    there: ``{"game", "time_budget_s", "thresholds", "uniform", "cfr_plus": rows,
+    "provenance"}``."""
     path = folder / "reference.json"
     if path.exists():
         try:
@@ -83,11 +130,13 @@ def reference(folder: Path, spec: str, time_budget_s: float) -> dict:
         except ValueError:
             saved = None
         if isinstance(saved, dict) and saved.get("version") == VERSION and \
-                saved.get("game") == spec and saved.get("time_budget_s") == time_budget_s:
+                saved.get("game") == spec and saved.get("time_budget_s") == time_budget_s \
+                and saved.get("thresholds") == list(thresholds):
             return saved
     made = {"version": VERSION, "game": spec, "time_budget_s": time_budget_s,
-            "uniform": uniform_exploitability(spec),
-            "cfr_plus": cfr_plus_curve(spec, time_budget_s), "provenance": provenance()}
+            "thresholds": list(thresholds), "uniform": uniform_exploitability(spec),
+            "cfr_plus": cfr_plus_curve(spec, time_budget_s, thresholds=tuple(thresholds)),
+            "provenance": provenance()}
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(made, indent=1))
     return made

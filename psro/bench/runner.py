@@ -279,7 +279,7 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
                       f"{run.game.time_budget_s:g} s (unless measured already), uniform policy",
                       file=progress.stream, flush=True)
             references.reference(out / slug(run.game.label), run.game.game,
-                                 run.game.time_budget_s)
+                                 run.game.time_budget_s, run.game.thresholds)
     for game in chosen:
         if game.tier == "large":
             head_to_head(game, [r for r in runs if r.game is game],

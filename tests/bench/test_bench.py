@@ -488,6 +488,27 @@ def test_cfr_plus_curve_matches_openspiel_and_falls():
     assert rows[-1]["exploitability"] < rows[0]["exploitability"]
 
 
+def test_cfr_plus_curve_holds_the_exact_crossing_of_each_threshold():
+    """The first row at or below a threshold is the first CFR+ iteration whose average policy
+    is there (OpenSpiel's exploitability, after every iteration: the one before is above),
+    not the next geometrically spaced measurement; its clock lies between its neighbours'."""
+    thresholds = (0.05, 0.002)
+    rows = cfr_plus_curve("kuhn_poker", 0.3, thresholds=thresholds)
+    game = pyspiel.load_game("kuhn_poker")
+    solver = pyspiel.CFRPlusSolver(game)
+    values = []
+    while not values or values[-1] > min(thresholds):
+        solver.evaluate_and_update_policy()
+        values.append(pyspiel.exploitability(game, solver.average_policy()))
+    for threshold in thresholds:
+        first = next(i for i, v in enumerate(values) if v <= threshold) + 1
+        row = next(r for r in rows if r["exploitability"] <= threshold)
+        assert row["iteration"] == first and first not in (1, 2, 3)  # inside a gap
+        assert row["exploitability"] == pytest.approx(values[first - 1], abs=1e-12)
+    assert all(a["iteration"] < b["iteration"] and a["wall_time_s"] <= b["wall_time_s"]
+               for a, b in zip(rows, rows[1:], strict=False))
+
+
 def test_cpp_policies_are_read_by_exploitability():
     game = pyspiel.load_game("leduc_poker")
     solver = pyspiel.CFRPlusSolver(game)
