@@ -55,50 +55,6 @@ class RestrictedSolution(NamedTuple):
     continued: bool = False
 
 
-def _backward(tree: SequenceFormGame, player: int, weight: np.ndarray, probs: np.ndarray,
-              allowed: np.ndarray, best: bool) -> tuple[np.ndarray, float]:
-    """Counterfactual values ``(num_infosets, num_actions)`` (-inf where not allowed) of
-    ``player`` given leaf weights (chance, returns and the others' reach), and the root value:
-    expected under ``probs`` (``best=False``) or of a restricted best response."""
-    info = tree.players[player]
-    value = np.bincount(tree.leaf_seqs[player], weights=weight, minlength=info.num_sequences)
-    cf = np.full((info.num_infosets, tree.num_actions), -np.inf)
-    seq_table, levels = tree._response_order(player)
-    for infosets in levels:
-        seqs = seq_table[infosets]
-        ok = (seqs >= 0) & allowed[infosets]
-        values = np.where(ok, value[np.maximum(seqs, 0)], -np.inf)
-        cf[infosets] = values
-        if best:
-            node = values.max(axis=1)
-        else:
-            node = np.sum(np.where(ok, values, 0.0) * probs[infosets], axis=1)
-        np.add.at(value, info.parent_seq[infosets], node)
-    return cf, float(value[0])
-
-
-def _leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray]) -> np.ndarray:
-    weight = tree.leaf_chance * tree.leaf_returns[player]
-    for q, plan in enumerate(plans):
-        if q != player:
-            weight = weight * plan[tree.leaf_seqs[q]]
-    return weight
-
-
-def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
-                         allowed: list[np.ndarray]) -> float:
-    """Sum over players of what a best response limited to the allowed actions gains
-    against the others' ``policies`` in the restricted game."""
-    plans = [tree.realization_plan(p, pi) for p, pi in enumerate(policies)]
-    values = tree.expected_returns(plans)
-    total = 0.0
-    for p in range(tree.num_players):
-        _, best = _backward(tree, p, _leaf_weights(tree, p, plans), policies[p], allowed[p],
-                            best=True)
-        total += max(best - float(values[p]), 0.0)
-    return total
-
-
 def _matched(regrets: np.ndarray, allowed: np.ndarray,
              uniform: np.ndarray | None = None) -> np.ndarray:
     """Regret matching+: positive regrets normalised; uniform over the allowed actions where
@@ -113,7 +69,7 @@ def _matched(regrets: np.ndarray, allowed: np.ndarray,
 class _Prepared(NamedTuple):
     """One player's restricted game, indexed once a call: what every iteration's backward
     pass and realization plan would otherwise look up again. ``levels``: per group of
-    information sets (deepest first, as :func:`_backward`), the information sets, the
+    information sets (deepest first, as :func:`_values` walks them), the information sets, the
     sequence each action leads to (0 where illegal), the legal and allowed actions and the
     sequences the information sets hang from; ``returns``: the player's return at each leaf
     times chance's reach; ``plan_levels``: per depth, the sequences, their
@@ -122,6 +78,7 @@ class _Prepared(NamedTuple):
     allowed: np.ndarray
     uniform: np.ndarray
     returns: np.ndarray
+    num_sequences: int
     levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
     plan_levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -138,23 +95,37 @@ def _prepare(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> _Prepa
                     info.seq_infoset[level] * tree.num_actions + info.seq_action[level])
                    for level in tree._depth_levels[player]]
     return _Prepared(allowed, allowed / allowed.sum(axis=1, keepdims=True),
-                     tree.leaf_chance * tree.leaf_returns[player], levels, plan_levels)
+                     tree.leaf_chance * tree.leaf_returns[player], info.num_sequences, levels,
+                     plan_levels)
 
 
-def _plan(prepared: _Prepared, probs: np.ndarray, num_sequences: int) -> np.ndarray:
+def _plan(prepared: _Prepared, probs: np.ndarray) -> np.ndarray:
     """:meth:`SequenceFormGame.realization_plan` on prepared indices (the same numbers)."""
-    plan = np.ones(num_sequences)
+    plan = np.ones(prepared.num_sequences)
     flat = probs.ravel()
     for level, parents, actions in prepared.plan_levels:
         plan[level] = plan[parents] * flat[actions]
     return plan
 
 
-def _expected_values(tree: SequenceFormGame, player: int, prepared: _Prepared,
-                     weight: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_backward` under ``probs`` on prepared indices (the same numbers): the
-    counterfactual values (num_infosets, num_actions), -inf where not allowed, and each
-    information set's expected value (num_infosets,)."""
+def _leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
+                  returns: np.ndarray) -> np.ndarray:
+    """What each leaf weighs for ``player``: ``returns`` (its return times chance's reach)
+    times the other players' reach under ``plans``."""
+    weight = returns
+    for q, plan in enumerate(plans):
+        if q != player:
+            weight = weight * plan[tree.leaf_seqs[q]]
+    return weight
+
+
+def _values(tree: SequenceFormGame, player: int, prepared: _Prepared, weight: np.ndarray,
+            probs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """One backward pass over ``player``'s information sets (deepest first, as
+    :meth:`SequenceFormGame.best_response` does) given leaf weights: the counterfactual
+    values (num_infosets, num_actions), -inf where not allowed; each information set's value
+    (num_infosets,), expected under ``probs`` or, without them, of a restricted best
+    response; and the root's value."""
     info = tree.players[player]
     value = np.bincount(tree.leaf_seqs[player], weights=weight, minlength=info.num_sequences)
     cf = np.full((info.num_infosets, tree.num_actions), -np.inf)
@@ -162,10 +133,27 @@ def _expected_values(tree: SequenceFormGame, player: int, prepared: _Prepared,
     for infosets, seqs, ok, parents in prepared.levels:
         values = np.where(ok, value[seqs], -np.inf)
         cf[infosets] = values
-        here = np.sum(np.where(ok, values, 0.0) * probs[infosets], axis=1)
+        if probs is None:
+            here = values.max(axis=1)
+        else:
+            here = np.sum(np.where(ok, values, 0.0) * probs[infosets], axis=1)
         node[infosets] = here
         np.add.at(value, parents, here)
-    return cf, node
+    return cf, node, float(value[0])
+
+
+def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
+                         allowed: list[np.ndarray]) -> float:
+    """Sum over players of what a best response limited to the allowed actions gains
+    against the others' ``policies`` in the restricted game."""
+    plans = [tree.realization_plan(p, pi) for p, pi in enumerate(policies)]
+    values = tree.expected_returns(plans)
+    total = 0.0
+    for p in range(tree.num_players):
+        prepared = _prepare(tree, p, allowed[p])
+        _, _, best = _values(tree, p, prepared, _leaf_weights(tree, p, plans, prepared.returns))
+        total += max(best - float(values[p]), 0.0)
+    return total
 
 
 class RestrictedCFR:
@@ -217,20 +205,16 @@ class RestrictedCFR:
         tree, n = self.tree, self.tree.num_players
         self.t += 1
         self.total += 1
-        sizes = [tree.players[p].num_sequences for p in range(n)]
-        plans = self._plans or [_plan(prepared[p], probs[p], sizes[p]) for p in range(n)]
+        plans = self._plans or [_plan(prepared[p], probs[p]) for p in range(n)]
         for p in range(n):
             allowed = prepared[p].allowed
-            weight = prepared[p].returns
-            for q in range(n):
-                if q != p:
-                    weight = weight * plans[q][tree.leaf_seqs[q]]
-            cf, node = _expected_values(tree, p, prepared[p], weight, probs[p])
+            cf, node, _ = _values(tree, p, prepared[p],
+                                  _leaf_weights(tree, p, plans, prepared[p].returns), probs[p])
             self.regrets[p] = np.maximum(
                 self.regrets[p] + np.where(allowed, cf - node[:, None], 0.0), 0.0)
             self.plan_sums[p] += self.t * plans[p]
             probs[p] = _matched(self.regrets[p], allowed, prepared[p].uniform)
-            plans[p] = _plan(prepared[p], probs[p], sizes[p])
+            plans[p] = _plan(prepared[p], probs[p])
         self._plans = plans  # the next iteration's plans: ``probs`` changes only here
 
     def average(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
