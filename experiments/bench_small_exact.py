@@ -9,9 +9,9 @@ next), so each repeat runs, one after the other in this process:
   the benchmark suite runs it: the run's own clock (``wall_time_s``, real time, writing
   included) when its exploitability is first at or below the threshold;
 - the same run without a run directory;
-- OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``), its average policy's exploitability
-  measured after *every* iteration, so its time is its exact crossing (as the suite's
-  reference line now finds it); its clock counts only its own iterations.
+- OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``) as the suite's reference line measures
+  it, to its exact crossing of the threshold (its average policy measured after every
+  iteration around it); its clock counts only its own iterations.
 
 It prints, per game, the median time of each over the repeats with the fastest and slowest,
 the ratio of the medians, and in how many repeats ``xdo`` (with its run directory) reached the
@@ -25,14 +25,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import pyspiel  # noqa: E402
-
 import psro  # noqa: E402
-from psro.bench.references import exploitability  # noqa: E402
+from psro.bench.references import cfr_plus_curve  # noqa: E402
 
 
 def xdo_time(game: str, threshold: float, out: str | None) -> float:
@@ -45,20 +42,16 @@ def xdo_time(game: str, threshold: float, out: str | None) -> float:
     return hit["wall_time_s"]
 
 
-def cfr_plus_time(game: str, threshold: float,
-                  max_iterations: int = 100_000) -> tuple[float, int]:
+def cfr_plus_time(game: str, threshold: float, budget_s: float = 60.0) -> tuple[float, int]:
     """Seconds of CFR+ iterations until its average policy is first at or below
-    ``threshold`` (measured after every iteration, outside the clock), and that iteration."""
-    loaded = pyspiel.load_game(game)
-    solver = pyspiel.CFRPlusSolver(loaded)
-    clock = 0.0
-    for iteration in range(1, max_iterations + 1):
-        start = time.perf_counter()
-        solver.evaluate_and_update_policy()
-        clock += time.perf_counter() - start
-        if exploitability(game, loaded, solver.average_policy()) <= threshold:
-            return clock, iteration
-    raise AssertionError(f"CFR+ did not reach {threshold} on {game}")
+    ``threshold``, and that iteration: the suite's reference line
+    (:func:`psro.bench.references.cfr_plus_curve`, which finds the exact crossing), stopped
+    there."""
+    rows = cfr_plus_curve(game, budget_s, floor=threshold, thresholds=(threshold,))
+    hit = next((r for r in rows if r["exploitability"] <= threshold), None)
+    if hit is None:
+        raise AssertionError(f"CFR+ did not reach {threshold} on {game} in {budget_s:g} s")
+    return hit["wall_time_s"], hit["iteration"]
 
 
 def measure(game: str, repeats: int, threshold: float) -> dict[str, list[float]]:
