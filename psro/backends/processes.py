@@ -81,10 +81,21 @@ class ProcessBackend:
                                 f"{self.RETRIES + 1} times")
 
     def close(self) -> None:
-        """Shut the worker pool down."""
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+        """Stop the worker processes now, tasks still running on them included: a run closes
+        its backend when it ends, and when it ends early (Ctrl-C, SIGTERM, an error) their
+        results would be thrown away anyway (the run resumes from its last saved iteration).
+        Waiting for them instead kept a stopped PPO run alive for as long as its best responses
+        had left to train."""
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=10)
 
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL

@@ -46,6 +46,7 @@ def read_suite(path: str | Path) -> Suite:
         raise ConfigError(f"suite file {path}: seeds must be a list of integers; got "
                           f"{data['seeds']!r}")
     _check_keys(path, data)
+    _check_shape(path, data)
     try:
         suite = replace(suite_from_table(data, path.stem),
                         description=str(data.get("description", "")))
@@ -88,6 +89,63 @@ def _check_keys(path: Path, data: dict) -> None:
         if unknown:
             raise ConfigError(f"suite file {path}: unknown key(s) {', '.join(unknown)} in "
                               f"{where}; accepted: {', '.join(accepted)}{hint}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+METHODS = "a list of [[games.methods]] tables"
+GAME_SHAPE = {
+    "game": ("a string", lambda v: isinstance(v, str)),
+    "label": ("a string", lambda v: isinstance(v, str)),
+    "tier": ("walkable or large", lambda v: isinstance(v, str)),
+    "time_budget_s": ("a number of seconds", _is_number),
+    "env_steps": ("an integer", _is_integer),
+    "thresholds": ("a list of numbers",
+                   lambda v: isinstance(v, list) and all(_is_number(x) for x in v)),
+    "response_steps": ("an integer", _is_integer),
+    "bound_every": ("an integer", _is_integer),
+    "methods": (METHODS, lambda v: isinstance(v, list) and all(isinstance(m, dict) for m in v)),
+}
+"""What each key of a ``[[games]]`` table must hold, and the test of it (the values are
+checked again when the suite is: :func:`~psro.bench.suites.check_suite`)."""
+GAME_REQUIRED = ("game", "tier", "time_budget_s", "methods")
+SETTINGS = "a table of run settings (RunConfig fields)"
+
+
+def _check_shape(path: Path, data: dict) -> None:
+    """Refuse a table or value of the wrong kind, or a missing key, naming the table, the key
+    and what it must hold (before, ``games = 5`` said "TypeError: 'int' object is not
+    iterable" and a game without methods "KeyError: 'methods'")."""
+    def refuse(where: str, key: str, kind: str, value=None, missing: bool = False) -> None:
+        got = "it is missing" if missing else f"got {value!r}"[:80]
+        raise ConfigError(f"suite file {path}: {key} in {where} must be {kind}; {got}")
+
+    for key in ("name", "description"):
+        if key in data and not isinstance(data[key], str):
+            refuse("the top level", key, "a string", data[key])
+    games = data.get("games")
+    if not isinstance(games, list) or not all(isinstance(g, dict) for g in games):
+        refuse("the top level", "games", "a list of [[games]] tables", games, games is None)
+    for g, game in enumerate(games):
+        where = f"[[games]] {game.get('label', game.get('game', g + 1))!r}"
+        for key in GAME_REQUIRED:
+            if key not in game:
+                refuse(where, key, GAME_SHAPE[key][0], missing=True)
+        for key, (kind, holds) in GAME_SHAPE.items():
+            if key in game and not holds(game[key]):
+                refuse(where, key, kind, game[key])
+        for m, method in enumerate(game["methods"]):
+            inside = f"{where}, method {method.get('label', m + 1)!r}"
+            if not isinstance(method.get("label"), str):
+                refuse(inside, "label", "a string", method.get("label"), "label" not in method)
+            if not isinstance(method.get("settings", {}), dict):
+                refuse(inside, "settings", SETTINGS, method["settings"])
 
 
 def get_suite(name: str) -> Suite:

@@ -354,6 +354,41 @@ def test_a_suite_files_description_is_kept(tmp_path):
     assert read_suite(suite).description == "Kuhn alone"
 
 
+@pytest.mark.parametrize("text, said", [
+    ("seeds = [0]\n", "games in the top level must be a list of [[games]] tables; it is "
+                      "missing"),
+    ("games = 5\n", "games in the top level must be a list of [[games]] tables; got 5"),
+    ('games = ["kuhn_poker"]\n', "must be a list of [[games]] tables; got ['kuhn_poker']"),
+    ("name = 5\n" + KUHN_GAME.split("\n", 1)[1] + EXACT_METHOD,
+     "name in the top level must be a string; got 5"),
+    (KUHN_GAME, "methods in [[games]] 'Kuhn' must be a list of [[games.methods]] tables; "
+                "it is missing"),
+    (KUHN_GAME + "methods = 3\n", "methods in [[games]] 'Kuhn' must be a list of"),
+    (KUHN_GAME.replace('tier = "walkable"\n', "") + EXACT_METHOD,
+     "tier in [[games]] 'Kuhn' must be walkable or large; it is missing"),
+    (KUHN_GAME.replace("time_budget_s = 1", 'time_budget_s = "60"') + EXACT_METHOD,
+     "time_budget_s in [[games]] 'Kuhn' must be a number of seconds; got '60'"),
+    (KUHN_GAME + 'thresholds = ["1e-3"]\n' + EXACT_METHOD,
+     "thresholds in [[games]] 'Kuhn' must be a list of numbers; got ['1e-3']"),
+    (KUHN_GAME + "[[games.methods]]\nsettings = {}\n",
+     "label in [[games]] 'Kuhn', method 1 must be a string; it is missing"),
+    (KUHN_GAME + '[[games.methods]]\nlabel = "a"\nsettings = "exact"\n',
+     "settings in [[games]] 'Kuhn', method 'a' must be a table of run settings"),
+])
+def test_a_suite_file_of_the_wrong_shape_is_refused_naming_the_key(text, said, tmp_path):
+    """A missing key, or a table or value of the wrong kind, is refused naming the table, the
+    key and what it must hold (it was "TypeError: 'int' object is not iterable" or
+    "KeyError: 'methods'"), before the folder is made."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        read_suite(suite)
+    assert said in str(refused.value)
+    assert "Error:" not in str(refused.value)
+    assert main(["bench", str(suite), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("seeds,said", [
     ("[0, 0]", "seeds must be distinct"),
     ("[0.5, 1]", "seed must be an integer from 0"),
