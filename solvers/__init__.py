@@ -56,13 +56,13 @@ from solvers.registry import (
     register,
     register_joint,
 )
-from solvers.validation import as_mixtures, as_payoffs, constant_sum
+from solvers.validation import as_joint, as_mixtures, as_payoffs, constant_sum
 from solvers.zero_sum import ZERO_SUM_RTOL, ZeroSumSolution, zero_sum_nash
 
 __all__ = [
     "AlphaRank", "CE_RTOL", "CorrelatedEquilibrium", "NASH_RTOL", "NashAveraging", "OptionError",
     "PayoffError", "SolverError", "ToolkitError", "ZERO_SUM_RTOL", "ZeroSumSolution",
-    "action_values", "alpharank", "as_mixtures", "as_payoffs", "cardinality_gradient",
+    "action_values", "alpharank", "as_joint", "as_mixtures", "as_payoffs", "cardinality_gradient",
     "coarse_correlated_equilibrium", "constant_sum", "correlated_equilibrium", "correlated_gains",
     "deviation_gains", "elo_ratings", "equilibria", "expected_cardinality", "expected_payoffs",
     "exploitability", "fictitious_play", "get", "get_joint", "joined_cardinality", "joint_names",

@@ -18,7 +18,7 @@ import numpy as np
 
 from solvers.errors import OptionError, SolverError
 from solvers.selection import select
-from solvers.validation import as_payoffs, payoff_scale
+from solvers.validation import as_joint, as_payoffs, payoff_scale
 
 CE_RTOL = 1e-8
 """Tolerance of the CE/CCE solvers: largest deviation gain <= CE_RTOL * max|u|."""
@@ -108,13 +108,10 @@ def coarse_correlated_equilibrium(payoffs, objective: str = "entropy") -> Correl
 def correlated_gains(payoffs, joint, coarse: bool = False) -> np.ndarray:
     """Every CE (or, with ``coarse=True``, CCE) deviation gain of a joint distribution.
 
-    ``joint`` has the game's shape and sums to 1. Returns a 1-D array; the distribution is an
+    ``joint`` has the game's shape and sums to 1 (:func:`~solvers.validation.as_joint`:
+    :class:`~solvers.PayoffError` otherwise). Returns a 1-D array; the distribution is an
     equilibrium of that kind exactly when every entry is <= 0.
     """
     arrays = as_payoffs(payoffs)
-    joint = np.asarray(joint, float)
-    if joint.shape != arrays[0].shape:
-        raise OptionError(f"joint has shape {joint.shape}; the game has shape {arrays[0].shape}")
-    if np.any(joint < -1e-12) or abs(joint.sum() - 1) > 1e-6:
-        raise OptionError("joint must be non-negative and sum to 1")
+    joint = as_joint(joint, arrays[0].shape)
     return _deviation_rows(arrays, coarse) @ joint.ravel()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence, Sized
 
 import numpy as np
 
@@ -26,7 +26,8 @@ from solvers.correlated import (
     coarse_correlated_equilibrium,
     correlated_equilibrium,
 )
-from solvers.errors import OptionError
+from solvers.errors import OptionError, PayoffError
+from solvers.validation import as_joint, as_mixture
 
 MetaSolver = Callable[..., list[np.ndarray]]
 JointSolver = Callable[..., np.ndarray]
@@ -129,17 +130,25 @@ def _marginals_of(joint_factory: Callable[..., JointSolver]) -> Callable[..., Me
 
 def marginals(joint: np.ndarray) -> list[np.ndarray]:
     """Each player's marginal of a joint distribution over pure profiles (shape
-    ``(n_0, ..., n_{N-1})``): ``N`` 1-D arrays."""
-    joint = np.asarray(joint, float)
+    ``(n_0, ..., n_{N-1})``): ``N`` 1-D arrays. :class:`~solvers.PayoffError` for an array
+    that is not a distribution (:func:`~solvers.validation.as_joint`), also when a registered
+    joint solver returns one."""
+    joint = as_joint(joint)
     n = joint.ndim
     return [joint.sum(axis=tuple(q for q in range(n) if q != p)) for p in range(n)]
 
 
 def product_joint(mixtures: list[np.ndarray]) -> np.ndarray:
     """The joint distribution of independent players: the outer product of their mixtures,
-    an array of shape ``(len(mixtures[0]), ..., len(mixtures[-1]))``."""
+    an array of shape ``(len(mixtures[0]), ..., len(mixtures[-1]))``.
+    :class:`~solvers.PayoffError` unless ``mixtures`` is a non-empty list of distributions."""
+    if isinstance(mixtures, (str, bytes, np.ndarray)) or not isinstance(mixtures, Sequence) \
+            or not mixtures:
+        raise PayoffError("mixtures must be a non-empty list with one 1-D mixture per player")
     joint = np.ones(())
-    for m in mixtures:
+    for p, m in enumerate(mixtures):
+        as_mixture(m, len(m) if isinstance(m, Sized) else 1,
+                   f"mixtures[{p}]")  # checked; multiplied as given
         joint = np.multiply.outer(joint, np.asarray(m, float))
     return joint
 

@@ -147,6 +147,29 @@ def as_mixtures(mixtures, shape: tuple[int, ...]) -> list[np.ndarray]:
     return [as_mixture(m, n, f"mixtures[{p}]") for p, (m, n) in pairs]
 
 
+def as_joint(joint, shape: tuple[int, ...] | None = None, what: str = "joint") -> np.ndarray:
+    """Validate a joint distribution over pure profiles (an array with one axis per player,
+    of the game's ``shape`` where given); returns it as a float array, its values unchanged.
+
+    Raises :class:`PayoffError` when it has no axis or no entry, another shape, NaN, infinite
+    or negative entries, or sums further than ``MIXTURE_SUM_TOL`` from 1.
+    """
+    array = _as_float_array(joint, what)
+    if array.ndim == 0 or array.size == 0:
+        raise PayoffError(f"{what} must be an array with one axis per player and at least one "
+                          f"entry; got shape {array.shape}")
+    if shape is not None and array.shape != tuple(shape):
+        raise PayoffError(f"{what} has shape {array.shape}; the game has shape {tuple(shape)}")
+    if not np.all(np.isfinite(array)):
+        raise PayoffError(f"{what} contains NaN or infinite entries")
+    if np.any(array < -1e-12):
+        raise PayoffError(f"{what} has negative entries (min {array.min():.3g})")
+    total = array.sum()
+    if abs(total - 1.0) > MIXTURE_SUM_TOL:
+        raise PayoffError(f"{what} sums to {total:.9g}, not 1")
+    return array
+
+
 def payoff_scale(payoffs: Sequence[np.ndarray]) -> float:
     """The largest absolute payoff, at least 1e-300: tolerances are stated relative to it."""
     return max(max(float(np.abs(a).max()) for a in payoffs), 1e-300)

@@ -315,6 +315,50 @@ def test_joint_solvers_return_the_correlated_distribution_or_the_product():
         solvers.get_joint("nope")
 
 
+@pytest.mark.parametrize("joint, text", [
+    (np.array([[np.nan, 0.0], [0.0, 1.0]]), "joint contains NaN or infinite entries"),
+    (np.array([[0.5, 0.5], [0.5, 0.5]]), "joint sums to 2, not 1"),
+    (np.array([[1.5, -0.5], [0.0, 0.0]]), "joint has negative entries"),
+    (np.array([["a", "b"], ["c", "d"]]), "joint is not a rectangular array of numbers"),
+    (np.ones((2, 2), complex) / 4, "joint has complex entries"),
+    (np.float64(1.0), "joint must be an array with one axis per player"),
+])
+def test_a_joint_that_is_not_a_distribution_is_refused(joint, text):
+    """A NaN joint gave NaN gains and NaN marginals; a joint summing to 2 marginals summing to
+    2; complex entries a ComplexWarning and their real parts."""
+    with pytest.raises(solvers.PayoffError, match=text):
+        solvers.marginals(joint)
+    if np.ndim(joint) == 2:
+        with pytest.raises(solvers.PayoffError, match=text):
+            solvers.correlated_gains(CHICKEN, joint)
+    with pytest.raises(solvers.PayoffError, match="joint has shape"):
+        solvers.correlated_gains(CHICKEN, np.full((3, 3), 1 / 9))
+
+
+@pytest.mark.parametrize("mixtures, text", [
+    ([np.array([0.5, 0.6])], r"mixtures\[0\] sums to 1.1, not 1"),
+    ([np.array([0.5, 0.5]), np.array([np.nan, 1.0])], r"mixtures\[1\] contains NaN"),
+    ([np.array([[0.5, 0.5]])], r"mixtures\[0\] must be a 1-D array"),
+    ([], "a non-empty list with one 1-D mixture per player"),
+    (np.array([0.5, 0.5]), "a non-empty list with one 1-D mixture per player"),
+])
+def test_product_joint_refuses_what_is_not_a_list_of_distributions(mixtures, text):
+    with pytest.raises(solvers.PayoffError, match=text):
+        solvers.product_joint(mixtures)
+
+
+def test_a_registered_joint_solver_that_returns_no_distribution_is_caught():
+    solvers.register_joint("half_test_only", lambda: lambda payoffs: np.full((2, 2), 0.5))
+    try:
+        with pytest.raises(solvers.PayoffError, match="joint sums to 2, not 1"):
+            solvers.get("half_test_only")(CHICKEN)
+    finally:
+        from solvers import registry
+
+        for table in (registry._FACTORIES, registry._JOINT_FACTORIES, registry.DESCRIPTIONS):
+            table.pop("half_test_only", None)
+
+
 @pytest.mark.parametrize("name, options, text", [
     ("alpharank", {"alpha": -5}, "alpha must be in (0, 1e+12]; got -5"),
     ("alpharank", {"perturbation": 0.5}, "perturbation must be in [0, 0.001]; got 0.5"),
