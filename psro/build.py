@@ -81,10 +81,8 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
         require_tensorboard()
     entry = algorithms.get(config.algorithm)
     oracle_entry = oracles.get(config.oracle)
-    if config.env_step_budget is not None and "trains" not in oracle_entry.capabilities:
-        raise ConfigError(f"env_step_budget has no effect in this run: oracle "
-                          f"{config.oracle!r} takes no environment steps; use iterations or "
-                          f"time_budget_s")
+    if config.env_step_budget is not None:
+        _check_env_steps(config.oracle)
     if entry.meta_solver is not None and config.meta_solver is None:
         config = config.merged({"meta_solver": entry.default_meta_solver})
     most = max_workers(config.backend)
@@ -151,6 +149,27 @@ def _check_needs(config: RunConfig, entry, oracle_entry, context: GameContext) -
                           f"{' and '.join(CAPABILITIES[c] for c in missing)}"
                           f"{entry.because(config, walked)}; oracle {config.oracle!r} does not "
                           f"(oracles that do: {', '.join(_oracles_with(needs)) or 'none'})")
+
+
+def _check_env_steps(oracle: str) -> None:
+    if "trains" not in oracles.get(oracle).capabilities:
+        raise ConfigError(f"env_step_budget has no effect in this run: oracle {oracle!r} takes "
+                          f"no environment steps; use iterations or time_budget_s")
+
+
+def check_limits(parts: Parts, limits: tuple) -> tuple:
+    """``limits`` (:func:`psro.config.run_limits`: iterations, time budget, target, env-step
+    budget) where this run's parts can reach them; ``ConfigError`` naming the one they cannot
+    (given to ``PSRO.run`` or ``psro run --resume``, either ran until killed): an env-step
+    budget where the oracle takes no environment steps, a target exploitability where the
+    evaluator does not measure exploitability every iteration."""
+    _, _, target, steps = limits
+    if steps is not None:
+        _check_env_steps(parts.config.oracle)
+    if target is not None and not parts.evaluator.measures_exploitability:
+        raise ConfigError(f"target_exploitability needs exact exploitability, and "
+                          f"{parts.config.game!r} is too large to walk")
+    return limits
 
 
 def _oracles_with(capabilities: frozenset[str]) -> list[str]:

@@ -21,13 +21,14 @@ from pathlib import Path
 
 from games import Game
 from psro import oracles
-from psro.build import Parts, build_parts
+from psro.build import Parts, build_parts, check_limits
 from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
 from psro.extensive_form.policies import MetaPolicy
 from psro.payoffs import population_diversity, response_gains, utility_scale
 from psro.state import RunState
 from psro.storage import checkpoint
+from psro.storage.files import as_path
 from psro.storage.provenance import differences, provenance
 
 Callback = Callable[["PSRO", dict], None]
@@ -61,6 +62,8 @@ class PSRO:
                  overwrite: bool = False, **settings):
         if isinstance(game, Game):
             game = game.spec
+        if out is not None:
+            as_path(out, "the run directory")  # before any work
         if config is not None and not isinstance(config, RunConfig):
             raise ConfigError(f"config must be a RunConfig; got {type(config).__name__}")
         config = (config or RunConfig()).merged(
@@ -231,8 +234,8 @@ class PSRO:
         target without iterations runs until it). Measures
         what the evaluator measures only at the end (the sampled lower bound), then returns
         all metrics rows (a copy: later calls do not change it)."""
-        self.limits = run_limits(self.config, iterations, time_budget_s,
-                                 target_exploitability, env_step_budget)
+        self.limits = check_limits(self.parts, run_limits(
+            self.config, iterations, time_budget_s, target_exploitability, env_step_budget))
         self.state.stop_reason = None  # until this call ends: a killed run's records say so
         try:
             self._iterate(*self.limits)

@@ -83,3 +83,45 @@ def test_python_bad_input_is_a_toolkit_error_before_any_work(tmp_path, monkeypat
     with pytest.raises(psro.RunDirectoryError, match="must be named"):
         psro.reports.write_report([str(tmp_path / "missing")], "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_path_that_is_not_one_is_a_run_directory_error(tmp_path, monkeypatch):
+    """``out=5`` or ``load_run(5)`` was a TypeError from pathlib; a single run directory given
+    to ``write_report`` as a string was read one character at a time."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(psro.RunDirectoryError, match="the run directory must be a path"):
+        psro.PSRO("kuhn_poker", out=5)
+    with pytest.raises(psro.RunDirectoryError, match="got int"):
+        psro.load_run(5)
+    with pytest.raises(psro.RunDirectoryError, match="got NoneType"):
+        psro.PSRO.resume(None)
+    with pytest.raises(psro.RunDirectoryError, match="a run directory must be a path"):
+        psro.reports.write_report([5], "report")
+    with pytest.raises(psro.RunDirectoryError, match="output folder must be a path"):
+        psro.reports.write_report(["run"], 5)
+    assert list(tmp_path.iterdir()) == []
+    psro.PSRO("kuhn_poker", out="run").run(iterations=2)
+    md, _ = psro.reports.write_report("run", "report")
+    assert "kuhn_poker" in md.read_text()
+
+
+def test_a_limit_the_run_cannot_reach_is_refused_not_run_forever(tmp_path, capsys):
+    """``run(env_step_budget=...)`` with the exact oracle (no environment steps) and
+    ``run(target_exploitability=...)`` where exploitability is sampled ran until killed: the
+    checks of a new run's config did not see limits given at run time, nor
+    ``psro run --resume --env-step-budget`` (613 iterations of exact Kuhn in 28 s before its
+    timeout)."""
+    exact = psro.PSRO("kuhn_poker", out=tmp_path / "exact")
+    with pytest.raises(psro.ConfigError, match="env_step_budget has no effect in this run: "
+                                               "oracle 'exact' takes no environment steps"):
+        exact.run(env_step_budget=10)
+    exact.run(iterations=1)
+    assert main(["run", "--out", str(tmp_path / "exact"), "--resume",
+                 "--env-step-budget", "10"]) == 2
+    assert "env_step_budget has no effect" in capsys.readouterr().err
+    assert psro.load_run(tmp_path / "exact").iteration == 1
+    sampled = psro.PSRO("leduc_poker", "ppo", max_nodes=100, ppo={"env_steps": 2000})
+    with pytest.raises(psro.ConfigError, match="target_exploitability needs exact "
+                                               "exploitability"):
+        sampled.run(target_exploitability=0.1)
+    assert sampled.state.iteration < 0  # nothing ran

@@ -4,6 +4,8 @@ exploitability.
 An evaluator has
 
 - ``name``: ``"exact"`` or ``"sampled"`` (recorded in the run directory);
+- ``measures_exploitability``: whether every iteration's row holds the meta-policy's
+  exploitability (a target exploitability can end the run only then);
 - ``initial_members()``: iteration 0's population, one uniform member per player;
 - ``extend(table, populations, backend) -> int``: evaluate the profiles that are new since
   ``table`` was last grown, grow it, and return how many entries were evaluated;
@@ -36,6 +38,7 @@ class Evaluator(Protocol):
     """Fills the payoff table and measures the meta-policy (exactly or by sampling)."""
 
     name: str
+    measures_exploitability: bool
 
     def initial_members(self) -> list:
         """Iteration 0's members, one per player."""

@@ -68,6 +68,9 @@ class ExactEvaluator:
     tabular (have a realization plan)."""
 
     name = "exact"
+    measures_exploitability = True
+    """Exploitability is measured exactly every iteration (a target exploitability can end
+    the run)."""
 
     def __init__(self, tree: SequenceFormGame):
         self.tree = tree

@@ -43,6 +43,9 @@ class SampledEvaluator:
     measured by :meth:`finish`."""
 
     name = "sampled"
+    measures_exploitability = False
+    """Exploitability is a lower bound measured when the run stops or every so often, never
+    every iteration: no target exploitability can end the run."""
 
     def __init__(self, context: GameContext):
         if context.config.target_exploitability is not None:

@@ -16,6 +16,7 @@ meta-strategy's support marked, and its ratings (a table). Tables: ``table.csv``
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,13 @@ from psro.reports import markdown as report_markdown
 from psro.reports import tables as report_tables
 from psro.reports.html import markdown_to_html
 from psro.storage import checkpoint
-from psro.storage.files import DirectoryLock, atomic_write_text, earlier_output, finish_output
+from psro.storage.files import (
+    DirectoryLock,
+    as_path,
+    atomic_write_text,
+    earlier_output,
+    finish_output,
+)
 
 
 class RunRecord:
@@ -35,7 +42,7 @@ class RunRecord:
     loaded)."""
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        self.path = as_path(path, "a run directory")
         saved = checkpoint.load(self.path, networks=False)
         self.config = saved.config.to_dict()
         self.evaluation = saved.state.evaluation
@@ -93,10 +100,11 @@ PER_RUN_AUTO = 4
 """Reports of up to this many runs get a section per run by default."""
 
 
-def write_report(run_dirs: list[str | Path], out: str | Path, labels: dict | None = None,
-                 formats: tuple[str, ...] = ("png",),
+def write_report(run_dirs: list[str | Path] | str | Path, out: str | Path,
+                 labels: dict | None = None, formats: tuple[str, ...] = ("png",),
                  per_run: bool | None = None) -> tuple[Path, Path]:
-    """Write ``report.md``, ``report.html``, the figures and the tables into ``out``.
+    """Write ``report.md``, ``report.html``, the figures and the tables into ``out`` for the
+    runs ``run_dirs`` (a list of run directories, or one).
 
     ``labels`` maps run directories to group labels (overriding the automatic ones);
     ``formats`` adds ``pdf`` or ``svg`` copies of every figure (PNG is always written);
@@ -105,10 +113,11 @@ def write_report(run_dirs: list[str | Path], out: str | Path, labels: dict | Non
     directory, or an output folder that cannot be written. Returns the paths of the two
     reports.
     """
+    if isinstance(run_dirs, (str, os.PathLike)):  # one run; iterating it gave its characters
+        run_dirs = [run_dirs]
     if not run_dirs:
         raise RunDirectoryError("give at least one run directory")
-    if not str(out).strip():  # before Path(), which reads "" as "."
-        raise RunDirectoryError("the report's output folder must be named (it was empty)")
+    as_path(out, "the report's output folder")
     unknown = sorted(set(formats) - set(figures.FORMATS))
     if unknown:
         raise RunDirectoryError(f"unknown figure format {unknown[0]!r}; accepted: "

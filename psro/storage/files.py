@@ -22,6 +22,18 @@ from psro.errors import RunDirectoryError
 from psro.storage.text_files import read_json
 
 
+def as_path(value, what: str) -> Path:
+    """``value`` (a str or an ``os.PathLike``) as a Path; :class:`RunDirectoryError` naming
+    ``what`` for anything else and for an empty name (which ``Path`` reads as ``.``, the
+    working directory)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise RunDirectoryError(f"{what} must be a path (a str or os.PathLike); got "
+                                f"{type(value).__name__}")
+    if not str(value).strip():
+        raise RunDirectoryError(f"{what} must be named (it was empty)")
+    return Path(value)
+
+
 def atomic_write_bytes(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write through ``write(file)`` to a temporary file beside ``path``, flush it to disk, then
     rename it over ``path``."""

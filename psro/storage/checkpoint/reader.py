@@ -27,6 +27,7 @@ from psro.storage.checkpoint.writer import (
 )
 from psro.storage.files import (
     append_bytes,
+    as_path,
     atomic_write_bytes,
     checksum,
     csv_rows,
@@ -104,7 +105,7 @@ def load(path: str | Path, networks: bool = True, resume: bool = False) -> Saved
     symbolic link where the run keeps a folder or a log, and a log shorter than the records
     vouch for (with ``resume``, for a writer that continues the run, such a log is accepted:
     :meth:`SavedRun.writer` rebuilds it from the records)."""
-    path = Path(path)
+    path = as_path(path, "the run directory")
     config = read_config(path)
     check_run_folders(path)
     manifest_file = path / "run.json"

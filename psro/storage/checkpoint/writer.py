@@ -22,6 +22,7 @@ from psro.storage.files import (
     TEMPORARY_FILE,
     DirectoryLock,
     append_bytes,
+    as_path,
     atomic_write_bytes,
     atomic_write_text,
     checksum,
@@ -150,9 +151,7 @@ class RunWriter:
         information-state keys. With ``overwrite`` the directory may instead hold an earlier
         run (and nothing else), whose files are removed once its lock is taken.
         :class:`RunDirectoryError` for anything else."""
-        if not str(path).strip():  # before Path(), which reads "" as "."
-            raise RunDirectoryError("the run directory must be named (it was empty)")
-        path = Path(path)
+        path = as_path(path, "the run directory")
         replace = overwrite and path.is_dir() and any(path.iterdir())
         if replace:
             _check_replaceable(path)
