@@ -13,6 +13,9 @@ from pathlib import Path
 PACKAGES = ("open_spiel", "torch", "numpy", "scipy", "nashpy")
 """The libraries whose versions are recorded."""
 GIT_TIMEOUT_S = 5.0
+TOOLKIT_ROOT = Path(__file__).resolve().parents[2]
+"""The folder holding the ``psro`` package (this file is ``psro/storage/provenance.py``): a
+git checkout when the toolkit runs from one."""
 
 
 def _version(package: str) -> str | None:
@@ -44,14 +47,15 @@ def provenance() -> dict:
     """This process's provenance: ``toolkit`` (version), ``git`` (``commit`` and ``dirty``, or
     None), ``python``, ``platform`` and ``packages`` (name -> version, None where missing)."""
     return {"toolkit": _version("psro-toolkit"),
-            "git": _git(Path(__file__).resolve().parents[1]),
+            "git": _git(TOOLKIT_ROOT),
             "python": platform.python_version(), "platform": platform.platform(),
             "packages": {name: _version(name) for name in PACKAGES}}
 
 
 def differences(saved: dict | None, current: dict) -> list[str]:
     """What differs between a run's recorded provenance and this process's, in words (empty
-    when nothing that changes numbers differs, or the run recorded none)."""
+    when nothing that changes numbers differs, or the run recorded none; a commit is compared
+    where the run recorded one)."""
     if not isinstance(saved, dict):
         return []
     changes = []
@@ -62,7 +66,7 @@ def differences(saved: dict | None, current: dict) -> list[str]:
     if saved.get("toolkit") != current["toolkit"]:
         changes.append(f"toolkit {saved.get('toolkit')} -> {current['toolkit']}")
     old_git, new_git = saved.get("git") or {}, current["git"] or {}
-    if old_git.get("commit") != new_git.get("commit"):
+    if old_git.get("commit") is not None and old_git.get("commit") != new_git.get("commit"):
         changes.append(f"commit {str(old_git.get('commit'))[:10]} -> "
                        f"{str(new_git.get('commit'))[:10]}")
     if saved.get("python") != current["python"]:

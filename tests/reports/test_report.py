@@ -1,6 +1,8 @@
 """psro report: files, valid PNGs, numbers matching metrics.csv, comparisons, errors."""
 
 import csv
+import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import DATA
@@ -197,7 +199,13 @@ def test_run_directories_record_their_provenance_and_are_for_sharing(tmp_path, c
     assert made["packages"]["scipy"] == scipy.__version__
     assert made["packages"]["torch"] == torch.__version__
     assert made["toolkit"] == "0.1.0" and made["python"]
-    assert made["git"] is None or len(made["git"]["commit"]) == 40
+    root = Path(psro.__file__).resolve().parents[1]
+    if (root / ".git").exists():  # the toolkit runs from a checkout: its commit is recorded
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        assert made["git"]["commit"] == head  # it was None since psro/storage/ (a wrong parent)
+    else:
+        assert made["git"] is None
     mask = os.umask(0o022)
     os.umask(mask)
     assert stat.S_IMODE((out / "config.json").stat().st_mode) == 0o666 & ~mask
