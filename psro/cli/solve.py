@@ -9,8 +9,14 @@ import numpy as np
 from psro.cli.common import CliError, options
 from psro.storage.text_files import read_text
 
+MAGIC = {".npy": (b"\x93NUMPY", "numpy.save writes them"),
+         ".npz": (b"PK", "a zip archive of .npy arrays, as numpy.savez writes it")}
+"""The bytes numpy's files begin with (anything else made numpy speak of pickled data)."""
+
 
 def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
+    """A .csv or .npy matrix (the zero-sum game [A, -A]), or a .npz of one array per player
+    in the order they were saved (``numpy.savez(f, A, B)``: player 0's ``A``, then ``B``)."""
     file = Path(path)
     if not file.is_file():
         what = "is not a file" if file.exists() else "does not exist"
@@ -37,6 +43,10 @@ def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
                 return np.array([[float(c) for c in r] for r in cells])
             except ValueError as err:
                 raise CliError(f"{path}: not a matrix of numbers ({err})") from None
+        if suffix in MAGIC:
+            with open(file, "rb") as handle:
+                if handle.read(len(MAGIC[suffix][0])) != MAGIC[suffix][0]:
+                    raise CliError(f"{path}: not a {suffix} file ({MAGIC[suffix][1]})")
         if suffix == ".npy":
             return np.load(file, allow_pickle=False)
         if suffix == ".npz":
@@ -92,7 +102,8 @@ def cmd_solve(args) -> int:
 def add_parser(sub) -> None:
     """The ``solve`` subcommand's arguments."""
     solve = sub.add_parser("solve", help="solve a normal-form game from a file")
-    solve.add_argument("file", help=".csv or .npy matrix (zero-sum), or .npz (one per player)")
+    solve.add_argument("file", help=".csv or .npy matrix (zero-sum), or .npz (one array per "
+                                    "player, in the order saved)")
     solve.add_argument("--solver", default="nash", help="meta-solver name (default nash)")
     solve.add_argument("--option", action="append", metavar="KEY=VALUE",
                        help="solver option, repeatable")

@@ -161,6 +161,22 @@ def test_solve_files(tmp_path, capsys):
     assert "NaN" in _error_line(capsys, ["solve", str(tmp_path / "nan.csv")])
     (tmp_path / "x.txt").write_text("1")
     assert "unsupported" in _error_line(capsys, ["solve", str(tmp_path / "x.txt")])
+    for fake in ("fake.npz", "fake.npy"):  # numpy said "This file contains pickled data"
+        (tmp_path / fake).write_text("1,2\n3,4\n")
+        said = _error_line(capsys, ["solve", str(tmp_path / fake)])
+        assert f"not a {fake[-4:]} file" in said and "pickle" not in said
+
+
+def test_solve_reads_the_arrays_of_an_npz_as_players_in_the_order_saved(tmp_path, capsys):
+    """The zero-sum game A = [[3, -2], [-2, 1]] saved as "zeta" (A) then "a" (-A): player 0's
+    value is -1/8 (it mixes 3/8 on its first strategy: 3p - 2(1 - p) = -2p + (1 - p)); read
+    in the names' sorted order, "a" would have made player 0's value +1/8."""
+    npz = tmp_path / "order.npz"
+    mine = np.array([[3.0, -2.0], [-2.0, 1.0]])
+    np.savez(npz, zeta=mine, a=-mine)
+    assert main(["solve", str(npz)]) == 0
+    out = capsys.readouterr().out
+    assert "values: player 0 -0.125, player 1 0.125" in out
 
 
 def test_games_lists_catalogue_and_openspiel(capsys):
