@@ -21,7 +21,12 @@ def cmd_report(args) -> int:
         directory, sep, label = text.partition("=")
         if not sep or not directory.strip() or not label.strip():
             raise CliError(f"--label needs DIR=TEXT; got {text!r}")
-        labels[directory.strip()] = label.strip()
+        directory = str(Path(directory.strip()))  # runs/a/ and runs/a are one directory
+        earlier = labels.get(directory)
+        if earlier is not None and earlier != label.strip():
+            raise CliError(f"--label gives {directory} two labels, {earlier!r} and "
+                           f"{label.strip()!r}; give each directory one")
+        labels[directory] = label.strip()
     formats = [f.strip() for text in args.format or [] for f in text.split(",") if f.strip()]
     md, html_file = write_report(args.dirs, out, labels, tuple(formats) or ("png",),
                                  per_run=args.runs)

@@ -183,7 +183,10 @@ def test_report_input_errors(seeded_runs, tmp_path, capsys):
     run = str(sorted((seeded_runs / "a").glob("*/*"))[0])
     for argv, match in [(["--format", "gif"], "unknown figure format 'gif'"),
                         (["--label", "nolabel"], "--label needs DIR=TEXT"),
-                        (["--label", "/elsewhere=x"], "not one of the runs")]:
+                        (["--label", "/elsewhere=x"], "not one of the runs"),
+                        # the second label silently replaced the first
+                        (["--label", f"{run}=A", "--label", f"{run}/=B"],
+                         f"--label gives {run} two labels, 'A' and 'B'")]:
         assert main(["report", run, "--out", str(tmp_path / "r"), *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and match in err[0], err
