@@ -213,13 +213,34 @@ def foreign_entries(folder: Path, own: re.Pattern | None = None) -> list[str]:
     return foreign
 
 
+RUN_FOLDERS = ("iterations", "networks", "tensorboard")
+"""The folders a run directory keeps its own files in."""
+
+
+def run_directory_of(path: Path) -> Path | None:
+    """The run directory whose files ``path`` would be among (its folder holds ``config.json``
+    and ``run.json``, or that folder's parent does and it is one of :data:`RUN_FOLDERS`), or
+    None."""
+    folder = Path(path).parent
+    for candidate in (folder, folder.parent if folder.name in RUN_FOLDERS else None):
+        if candidate is not None and (candidate / "config.json").is_file() \
+                and (candidate / "run.json").is_file():
+            return candidate
+    return None
+
+
 def check_new_file(path: Path, what: str, inputs: tuple[Path, ...] = (),
                    replace: bool = False) -> None:
     """Refuse to write ``what`` at ``path`` when something is there that must not be replaced:
     a directory, a symbolic link, a device or other special file, one of ``inputs`` (the
-    files being read), or, unless ``replace``, any existing file. ``ValueError`` with one line;
-    the caller names its option."""
+    files being read), or, unless ``replace``, any existing file; and anywhere among a run
+    directory's files (replacing its ``config.json`` destroyed the run). ``ValueError`` with
+    one line; the caller names its option."""
     path = Path(path)
+    run = run_directory_of(path)
+    if run is not None:
+        raise ValueError(f"{what} {path} is among the files of the run directory {run}, which "
+                         f"holds its run's files only; write it elsewhere")
     try:
         info = os.lstat(path)
     except FileNotFoundError:

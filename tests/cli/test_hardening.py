@@ -119,6 +119,13 @@ FILE_CASES = [
     ("best responses onto a file", lambda r: None,
      ["exploitability", "--game", "kuhn_poker", "--policy", "policy.json",
       "--save-best-responses", "outside.txt"], "already exists (--overwrite replaces it)"),
+    # --overwrite replaced the run's own config.json, and the run could no longer be read
+    ("best responses onto a run's config", lambda r: None,
+     ["exploitability", "--run", "run", "--save-best-responses", "run/config.json",
+      "--overwrite"], "is among the files of the run directory run"),
+    ("best responses into a run's networks/", lambda r: None,
+     ["exploitability", "--game", "kuhn_poker", "--policy", "policy.json",
+      "--save-best-responses", "ppo/networks/br.json"], "the run directory ppo"),
     ("best responses through a link", _link("br.json", "outside.txt"),
      ["exploitability", "--game", "kuhn_poker", "--policy", "policy.json",
       "--save-best-responses", "br.json", "--overwrite"], "is a symbolic link"),
