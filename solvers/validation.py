@@ -110,6 +110,18 @@ def _ndim(value) -> int:
         return 2
 
 
+def _check_distribution(array: np.ndarray, what: str) -> None:
+    """PayoffError unless ``array``'s entries are finite, non-negative (to -1e-12) and sum to
+    1 within ``MIXTURE_SUM_TOL``."""
+    if not np.all(np.isfinite(array)):
+        raise PayoffError(f"{what} contains NaN or infinite entries")
+    if np.any(array < -1e-12):
+        raise PayoffError(f"{what} has negative entries (min {array.min():.3g})")
+    total = array.sum()
+    if abs(total - 1.0) > MIXTURE_SUM_TOL:
+        raise PayoffError(f"{what} sums to {total:.9g}, not 1")
+
+
 def as_mixture(mixture, size: int, what: str = "mixture") -> np.ndarray:
     """Validate one mixture of length ``size``; returns it as floats renormalised to sum to 1.
 
@@ -122,13 +134,7 @@ def as_mixture(mixture, size: int, what: str = "mixture") -> np.ndarray:
     if array.shape[0] != size:
         raise PayoffError(f"{what} has length {array.shape[0]} but the player has {size} "
                           f"strategies")
-    if not np.all(np.isfinite(array)):
-        raise PayoffError(f"{what} contains NaN or infinite entries")
-    if np.any(array < -1e-12):
-        raise PayoffError(f"{what} has negative entries (min {array.min():.3g})")
-    total = array.sum()
-    if abs(total - 1.0) > MIXTURE_SUM_TOL:
-        raise PayoffError(f"{what} sums to {total:.9g}, not 1")
+    _check_distribution(array, what)
     array = np.clip(array, 0.0, None)
     return array / array.sum()
 
@@ -160,13 +166,7 @@ def as_joint(joint, shape: tuple[int, ...] | None = None, what: str = "joint") -
                           f"entry; got shape {array.shape}")
     if shape is not None and array.shape != tuple(shape):
         raise PayoffError(f"{what} has shape {array.shape}; the game has shape {tuple(shape)}")
-    if not np.all(np.isfinite(array)):
-        raise PayoffError(f"{what} contains NaN or infinite entries")
-    if np.any(array < -1e-12):
-        raise PayoffError(f"{what} has negative entries (min {array.min():.3g})")
-    total = array.sum()
-    if abs(total - 1.0) > MIXTURE_SUM_TOL:
-        raise PayoffError(f"{what} sums to {total:.9g}, not 1")
+    _check_distribution(array, what)
     return array
 
 
