@@ -93,6 +93,8 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     context = GameContext.build(config, oracle_entry.turn_based)
     _check_needs(config, entry, oracle_entry, context)
     evaluator = make_evaluator(context)
+    if config.target_exploitability is not None:
+        _check_target(evaluator, config.game)
     if meta_solver is not None:
         _check_meta_solver(config, meta_solver, context.num_players)
     oracle = oracle_entry.factory(context)
@@ -166,10 +168,15 @@ def check_limits(parts: Parts, limits: tuple) -> tuple:
     _, _, target, steps = limits
     if steps is not None:
         _check_env_steps(parts.config.oracle)
-    if target is not None and not parts.evaluator.measures_exploitability:
-        raise ConfigError(f"target_exploitability needs exact exploitability, and "
-                          f"{parts.config.game!r} is too large to walk")
+    if target is not None:
+        _check_target(parts.evaluator, parts.config.game)
     return limits
+
+
+def _check_target(evaluator: Evaluator, game: str) -> None:
+    if not evaluator.measures_exploitability:
+        raise ConfigError(f"target_exploitability needs exact exploitability, and {game!r} is "
+                          f"too large to walk")
 
 
 def _oracles_with(capabilities: frozenset[str]) -> list[str]:

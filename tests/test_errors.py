@@ -125,3 +125,5 @@ def test_a_limit_the_run_cannot_reach_is_refused_not_run_forever(tmp_path, capsy
                                                "exploitability"):
         sampled.run(target_exploitability=0.1)
     assert sampled.state.iteration < 0  # nothing ran
+    with pytest.raises(psro.ConfigError, match="target_exploitability needs exact"):
+        psro.PSRO("leduc_poker", "ppo", max_nodes=100, target_exploitability=0.1)

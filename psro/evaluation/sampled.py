@@ -23,7 +23,6 @@ import numpy as np
 import solvers
 from psro.backends import Backend, Task
 from psro.context import GameContext
-from psro.errors import ConfigError
 from psro.evaluation import monte_carlo
 from psro.evaluation.refinement import entries_to_refine
 from psro.extensive_form.members import UniformMember
@@ -48,9 +47,6 @@ class SampledEvaluator:
     every iteration: no target exploitability can end the run."""
 
     def __init__(self, context: GameContext):
-        if context.config.target_exploitability is not None:
-            raise ConfigError(f"target_exploitability needs exact exploitability, and "
-                              f"{context.config.game!r} is too large to walk")
         self.game = context.play_game
         self.seed = context.config.seed
         table_options = dict(context.config.monte_carlo)
