@@ -34,8 +34,26 @@ def _overrides(args) -> dict:
     }
 
 
+def _note_spent(args, run) -> None:
+    """On a resume, say so where a limit given is one the run has reached already (each counts
+    every call's iterations, time or steps, the resumed ones included), so it runs nothing."""
+    spent = [("--iterations", args.iterations, run.iteration, "iteration {:,}", "{:,}",
+              "every iteration", "makes {:,} more"),
+             ("--time-budget", args.time_budget, run.state.wall_time_s, "{:.1f} s", "{:g}",
+              "the time of every call", "gives {:g} s more"),
+             ("--env-step-budget", args.env_step_budget, run.state.env_steps,
+              "{:,} env steps", "{:,}", "the steps of every call", "gives {:,} more")]
+    for flag, limit, used, at, amount, counts, more in spent:
+        if limit is not None and limit <= used:
+            total = used + limit if isinstance(limit, int) else round(used + limit, 1)
+            print(f"note: the run is at {at.format(used)} already, so {flag} "
+                  f"{amount.format(limit)} runs nothing: {flag} counts {counts}, resumed ones "
+                  f"included ({flag} {amount.format(total)} {more.format(limit)})", flush=True)
+
+
 def cmd_run(args) -> int:
     """``psro run``: a new run, or ``--resume``."""
+    from psro.build import check_limits
     from psro.cli.progress import ProgressLine, announce
     from psro.config import RunConfig, run_limits
     from psro.loop import PSRO
@@ -65,13 +83,9 @@ def cmd_run(args) -> int:
         if args.backend is not None or args.workers is not None or args.ray_address:
             run.use_backend(args.backend or run.config.backend, args.workers, args.ray_address)
         print(f"resuming {args.out} at iteration {run.iteration}", flush=True)
-        run.limits = run_limits(run.config, *limits)
+        run.limits = check_limits(run.parts, run_limits(run.config, *limits))
         announce(run, args.quiet)
-        if args.iterations is not None and args.iterations <= run.iteration:
-            print(f"note: the run is at iteration {run.iteration} already, so --iterations "
-                  f"{args.iterations} runs nothing: --iterations counts every iteration, "
-                  f"resumed ones included (--iterations {run.iteration + args.iterations} "
-                  f"makes {args.iterations} more)", flush=True)
+        _note_spent(args, run)
         run.run(*limits)
     else:
         if args.out is None:

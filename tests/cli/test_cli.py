@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+import psro
 from psro.cli import main
 
 
@@ -47,6 +48,13 @@ def test_run_resume_and_progress(tmp_path, capsys):
     assert main(["run", "--resume", "--out", str(out), "--iterations", "2", "--quiet"]) == 0
     assert "note: the run is at iteration 9 already, so --iterations 2 runs nothing" in \
         capsys.readouterr().out
+    assert (out / "metrics.csv").read_text().count("\n") == 11
+    # so does a time budget the run has spent (it ran nothing without a word)
+    spent = psro.load_run(out).state.wall_time_s
+    assert main(["run", "--resume", "--out", str(out), "--time-budget", f"{spent / 2:g}",
+                 "--quiet"]) == 0
+    assert f"so --time-budget {spent / 2:g} runs nothing: --time-budget counts the time of " \
+        f"every call" in capsys.readouterr().out
     assert (out / "metrics.csv").read_text().count("\n") == 11
     assert "already holds a run" in _error_line(capsys, ["run", "--game", "kuhn_poker",
                                                          "--out", str(out)])
