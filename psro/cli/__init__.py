@@ -7,6 +7,7 @@ Every bad input exits with status 2 and one line on stderr naming the problem; n
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn
 
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``psro`` command; returns the exit status. The toolkit's own errors
     (``ToolkitError``) and command-line errors print one line and exit with status 2; anything
     else is a bug and shows its traceback. Ctrl-C (130), SIGTERM (143) and SIGHUP (129) stop
-    the command with the last saved iteration kept and its workers stopped."""
+    the command with the last saved iteration kept and its workers stopped; a closed output
+    pipe (``psro games | head``) stops it quietly with 141."""
     import signal
 
     from solvers import ToolkitError
@@ -92,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         hint = _HINTS.get(type(err).__name__, "")
         print(f"psro {args.command}: error: {err}{hint}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader of stdout is gone (`psro games | head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush must not fail again
+        return 128 + signal.SIGPIPE
     except OSError as err:  # the file system refused a path the user gave (too long, ...)
         where = f" ({err.filename})" if err.filename else ""
         print(f"psro {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)

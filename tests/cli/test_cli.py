@@ -233,6 +233,23 @@ def test_console_script_exit_code(tmp_path):
     assert result.stderr.count("\n") == 1 and "unknown game 'nope'" in result.stderr
 
 
+def test_a_closed_pipe_ends_the_command_quietly():
+    """``psro games | head -2``: the reader leaves before the listing ends; that printed
+    "psro games: error: Broken pipe" and exited 2. Now: nothing on stderr, status 141 (128 +
+    SIGPIPE, what a command killed by the signal reports). Here the pipe has no reader from
+    the start, so the first write fails whatever the timing."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "psro.cli", "games"], stdout=write_end,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    finally:
+        os.close(write_end)
+    assert result.stderr == "" and result.returncode == 141
+
+
 def test_unparsable_game_string_is_one_line(tmp_path):
     """OpenSpiel's C++ parser prints its own message to stderr before raising; the CLI's
     error names it, so only that one line is shown."""
