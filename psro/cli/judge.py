@@ -28,7 +28,9 @@ def cmd_judge(args) -> int:
     print(f"judge of {args.size}x{args.size} digits from {args.pixels} pixels, seed "
           f"{args.seed}: {source}")
     print(f"  checksum {judge.checksum}")
-    print(f"  file     {path}")
+    kept = "" if path.is_file() else (" (not written: the cache folder cannot be written; "
+                                      "PSRO_CACHE names another)")
+    print(f"  file     {path}{kept}")
     print(f"  accuracy from {args.pixels} random nonzero pixels: {held_out:.3f} on the "
           f"{images} debate images (not trained on), {trained_on:.3f} on its training images")
     return 0

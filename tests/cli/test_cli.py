@@ -208,6 +208,17 @@ def test_judge_command_trains_then_reads_the_cache(tmp_path, monkeypatch, capsys
     assert "read from the cache" in again
     checksum = judges.train_judge(4, 2, 5).checksum
     assert checksum in first and checksum in again
+    assert "not written" not in first + again
+    # a cache folder that cannot be written: the judge is trained and used, and the file line
+    # says it was not kept (it named the path as if it had been)
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setenv("PSRO_CACHE", str(tmp_path / "a_file"))
+    monkeypatch.setattr(judges, "_JUDGES", {})
+    assert main(["judge", "--size", "4", "--pixels", "2", "--seed", "5"]) == 0
+    unkept = capsys.readouterr().out
+    assert "trained in" in unkept and checksum in unkept
+    assert "(not written: the cache folder cannot be written; PSRO_CACHE names another)" \
+        in unkept
 
 
 @pytest.mark.parametrize("argv, text", [
