@@ -143,15 +143,18 @@ def _values(tree: SequenceFormGame, player: int, prepared: _Prepared, weight: np
 
 
 def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
-                         allowed: list[np.ndarray]) -> float:
+                         allowed: list[np.ndarray],
+                         prepared: list[_Prepared] | None = None) -> float:
     """Sum over players of what a best response limited to the allowed actions gains
-    against the others' ``policies`` in the restricted game."""
+    against the others' ``policies`` in the restricted game (``prepared``: the restricted
+    game's indices where the caller has them, as :meth:`RestrictedCFR.solve` does)."""
+    if prepared is None:
+        prepared = [_prepare(tree, p, a) for p, a in enumerate(allowed)]
     plans = [tree.realization_plan(p, pi) for p, pi in enumerate(policies)]
     values = tree.expected_returns(plans)
     total = 0.0
-    for p in range(tree.num_players):
-        prepared = _prepare(tree, p, allowed[p])
-        _, _, best = _values(tree, p, prepared, _leaf_weights(tree, p, plans, prepared.returns))
+    for p, indexed in enumerate(prepared):
+        _, _, best = _values(tree, p, indexed, _leaf_weights(tree, p, plans, indexed.returns))
         total += max(best - float(values[p]), 0.0)
     return total
 
@@ -241,7 +244,7 @@ class RestrictedCFR:
             if self.t % CHECK_EVERY == 0 or done == max_iterations or \
                     (early and done in EARLY_CHECKS):
                 average = self.average(allowed)
-                nash_conv = restricted_nash_conv(self.tree, average, allowed)
+                nash_conv = restricted_nash_conv(self.tree, average, allowed, prepared)
                 if nash_conv <= tolerance:
                     break
         return RestrictedSolution(average, nash_conv, done, continued)
