@@ -62,6 +62,11 @@ GAME_KEYS = ("game", "label", "tier", "time_budget_s", "env_steps", "thresholds"
 METHOD_KEYS = ("label", "settings")
 
 
+def _game_table(game: dict, index: int) -> str:
+    """How errors name a ``[[games]]`` table: by its label, its game or its position."""
+    return f"[[games]] {game.get('label', game.get('game', index + 1))!r}"
+
+
 def _check_keys(path: Path, data: dict) -> None:
     """Refuse a key the suite file's tables do not read (a misspelt ``env_step`` would leave
     the runs at another budget than the file says), naming it, its table and what is
@@ -73,7 +78,7 @@ def _check_keys(path: Path, data: dict) -> None:
     for g, game in enumerate(games if isinstance(games, list) else []):
         if not isinstance(game, dict):
             continue
-        where = f"[[games]] {game.get('label', game.get('game', g + 1))!r}"
+        where = _game_table(game, g)
         tables.append((where, game, GAME_KEYS, settings))
         methods = game.get("methods", [])
         for m, method in enumerate(methods if isinstance(methods, list) else []):
@@ -133,7 +138,7 @@ def _check_shape(path: Path, data: dict) -> None:
     if not isinstance(games, list) or not all(isinstance(g, dict) for g in games):
         refuse("the top level", "games", "a list of [[games]] tables", games, games is None)
     for g, game in enumerate(games):
-        where = f"[[games]] {game.get('label', game.get('game', g + 1))!r}"
+        where = _game_table(game, g)
         for key in GAME_REQUIRED:
             if key not in game:
                 refuse(where, key, GAME_SHAPE[key][0], missing=True)
