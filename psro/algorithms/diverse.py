@@ -72,5 +72,6 @@ def _factory(context: GameContext, meta_solver: Callable) -> DiversePSRO:
 ENTRY = AlgorithmEntry(
     _factory, settings=("diversity",), players=2,
     needs=lambda config, walked: frozenset({"diversity"}),
-    because=lambda config, walked: " (Diverse PSRO's objective)")
+    because=lambda config, walked: " (Diverse PSRO's objective)",
+    reads_table=lambda config: True)  # the objective's payoff rows, whatever the meta-solver
 """The registry entry of ``diverse``."""

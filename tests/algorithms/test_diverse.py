@@ -90,6 +90,27 @@ def test_ppo_climbs_the_same_objective():
     assert log[-1]["diversity_objective"] > log[0]["diversity_objective"]
 
 
+def test_on_sampled_payoffs_the_objective_reads_estimated_rows_whatever_the_meta_solver():
+    """Where the tree is not walked, entries that no part reads are left unestimated; a
+    meta-solver such as ``uniform`` reads none, but Diverse PSRO's objective reads every payoff
+    row, so they are estimated (they were NaN, and the best response failed). The estimate of
+    uniform against uniform is checked against OpenSpiel's exact value."""
+    from open_spiel.python import policy as policy_lib
+    from open_spiel.python.algorithms import expected_game_score
+
+    small = {"num_envs": 16, "steps_per_update": 512, "hidden": (16,)}
+    run = psro.PSRO("kuhn_poker", "ppo", "uniform", algorithm="diverse", seed=0, max_nodes=10,
+                    ppo={"env_steps": 2048, **small}, lower_bound={"final": False})
+    rows = run.run(iterations=1)
+    game = run.parts.context.play_game
+    uniform = policy_lib.UniformRandomPolicy(game)
+    exact = expected_game_score.policy_value(game.new_initial_state(), [uniform, uniform])
+    assert run.table.counts.min() > 0
+    assert np.all(np.isfinite(run.table.values))
+    assert abs(run.table.values[0][0, 0] - exact[0]) <= 4 * run.table.std_errs[0][0, 0]
+    assert rows[-1]["diversity_p0"] is not None
+
+
 @pytest.mark.parametrize("settings_, text", [
     ({"game": "kuhn_poker", "algorithm": "diverse"}, "cannot weigh the population's payoff"),
     ({"game": "rps", "diversity": 2.0}, "diversity has no effect in this run"),
