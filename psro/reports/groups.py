@@ -5,10 +5,10 @@ Runs whose configurations differ only in ``seed`` (and in how long or where they
 ``ray_address``, ``tensorboard``), or in settings no part of them reads, form one group: the
 same method, several seeds. Groups are shown per game (one panel, one block of table rows);
 a group's label is what tells it apart from the other groups of its game, short: the values
-of ``algorithm``, ``oracle`` and ``meta_solver`` where they differ, ``key=value`` for other
-settings (``psro, nash``; ``prd, env_steps=2000``), or with one group its algorithm, oracle and
-meta-solver. Seeds whose runs are identical (a deterministic configuration) count as one
-distinct run.
+of ``algorithm``, ``oracle`` and ``meta_solver`` where they differ (or some groups lack one),
+``key=value`` for other settings (``psro, nash``; ``prd, env_steps=2000``), or with one group
+its algorithm, oracle and meta-solver. Seeds whose runs are identical (a deterministic
+configuration) count as one distinct run.
 
 Aggregation: at each point of the x-axis (iteration, wall time or environment steps), the mean
 exploitability of the group's seeds and a 95% confidence interval for it by Student's t,
@@ -183,7 +183,9 @@ def _apply_labels(groups: list[RunGroup], labels: dict) -> None:
 
 
 NAMED = ("algorithm", "oracle", "meta_solver")
-"""Keys whose values speak for themselves in a label (``psro``, not ``algorithm=psro``)."""
+"""Keys whose values speak for themselves in a label (``psro``, not ``algorithm=psro``). One
+that some groups of a game lack (``xdo`` reads no meta-solver) still tells the others apart:
+``psro, latest`` beside ``xdo``, not ``psro``."""
 
 
 def _label(groups: list[RunGroup]) -> None:
@@ -192,7 +194,8 @@ def _label(groups: list[RunGroup]) -> None:
         same = [g for g in groups if g.game == game]
         keys = [k for k in NAMED if any(k in g.key for g in same)] + sorted(
             {k for g in same for k in g.key} - set(NAMED) - {"game"})
-        differing = [k for k in keys if len({g.key[k] for g in same if k in g.key}) > 1]
+        differing = [k for k in keys if len({g.key.get(k) if k in NAMED else g.key[k]
+                                             for g in same if k in NAMED or k in g.key}) > 1]
         labels = [_short(g.key, differing) for g in same]
         if len(set(labels)) < len(labels):  # told apart only by a setting some lack
             differing = [k for k in keys if len({g.key.get(k) for g in same}) > 1]

@@ -80,6 +80,18 @@ def test_groups_and_labels():
     assert renamed[0].label == "Nash PSRO"
 
 
+def test_a_meta_solver_beside_an_algorithm_that_reads_none_is_in_the_label():
+    """xdo reads no meta-solver: a self-play baseline beside it is labelled ``latest``, not
+    just ``psro`` (which would read as Nash PSRO)."""
+    base = {"game": "kuhn_poker", "oracle": "exact"}
+    records = [_fake(0, {**base, "algorithm": "psro", "meta_solver": "latest"}, [(0.0, 1.0)]),
+               _fake(0, {**base, "algorithm": "xdo"}, [(0.0, 1.0)]),
+               _fake(0, {**base, "algorithm": "psro", "meta_solver": "nash"}, [(0.0, 1.0)])]
+    assert [g.label for g in groups.group_runs(records[:2])] == ["psro, latest", "xdo"]
+    assert [g.label for g in groups.group_runs(records)] == ["psro, latest", "xdo",
+                                                             "psro, nash"]
+
+
 def test_settings_no_part_reads_never_split_groups():
     """PPO options of exact runs (written out in full by earlier versions), a pipeline width
     of a psro run and xdo's meta-solver are read by no part of those runs."""
