@@ -10,6 +10,7 @@ directories, reports.
 from psro import backends, oracles
 from psro.config import RunConfig
 from psro.errors import (
+    BackendError,
     ConfigError,
     GameTooLargeError,
     MetaSolverError,
@@ -39,9 +40,10 @@ from psro.payoffs import PayoffTable
 from psro.storage.runs import Run, load_run
 
 __all__ = [
-    "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy", "MetaSolverError",
-    "OutputFileError", "PSRO", "PayoffTable", "PolicyError", "PolicyExploitability", "Run",
-    "RunConfig", "RunDirectoryError", "SequenceFormGame", "TabularPolicy", "ToolkitError",
-    "UnreadSettingError", "backends", "exact_exploitability", "exploitability", "from_openspiel",
-    "game_tree", "load_run", "oracles", "to_openspiel", "to_openspiel_tabular",
+    "BackendError", "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy",
+    "MetaSolverError", "OutputFileError", "PSRO", "PayoffTable", "PolicyError",
+    "PolicyExploitability", "Run", "RunConfig", "RunDirectoryError", "SequenceFormGame",
+    "TabularPolicy", "ToolkitError", "UnreadSettingError", "backends", "exact_exploitability",
+    "exploitability", "from_openspiel", "game_tree", "load_run", "oracles", "to_openspiel",
+    "to_openspiel_tabular",
 ]

@@ -47,9 +47,16 @@ class OutputFileError(ToolkitError, ValueError):
     existing file."""
 
 
+class BackendError(ToolkitError, RuntimeError):
+    """A backend whose workers could not start: worker processes that died as they started
+    (most often a script that starts its run without an ``if __name__ == "__main__":`` guard,
+    which each spawned worker imports again)."""
+
+
 class NotPerfectRecallError(ToolkitError, ValueError):
     """An information set is reached by two different own-action histories."""
 
 
-__all__ = ["ConfigError", "GameTooLargeError", "MetaSolverError", "NotPerfectRecallError",
-           "OutputFileError", "PolicyError", "RunDirectoryError", "ToolkitError"]
+__all__ = ["BackendError", "ConfigError", "GameTooLargeError", "MetaSolverError",
+           "NotPerfectRecallError", "OutputFileError", "PolicyError", "RunDirectoryError",
+           "ToolkitError"]

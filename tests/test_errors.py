@@ -17,7 +17,7 @@ def test_toolkit_errors_share_one_base_and_bugs_keep_their_traceback(tmp_path, c
 
     for error in (psro.ConfigError, psro.RunDirectoryError, psro.MetaSolverError,
                   psro.GameTooLargeError, games.GameError, solvers.PayoffError,
-                  solvers.SolverError, solvers.OptionError):
+                  solvers.SolverError, solvers.OptionError, psro.BackendError):
         assert issubclass(error, psro.ToolkitError)
     assert not issubclass(psro.MetaSolverError, psro.ConfigError)
 

@@ -15,6 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from psro.backends.base import LocalBackend, Task
+from psro.errors import BackendError
 
 
 class ProcessBackend:
@@ -25,9 +26,10 @@ class ProcessBackend:
     training, not start-up) or else the first time more than one task is run; :meth:`close`
     stops them (the interpreter also does at exit).
     Tasks must pickle; results come back in task order. An exception in a task is raised here,
-    from :meth:`run`. A worker that dies (killed, out of memory) breaks the pool: the pool is
-    started anew and the tasks without a result run again, up to ``RETRIES`` times (tasks are
-    pure and seeded, so a rerun returns what the first run would have).
+    from :meth:`run`. Workers that die as they start are a :class:`~psro.errors.BackendError`. A
+    worker that dies (killed, out of memory) breaks the pool: the pool is started anew and the
+    tasks without a result run again, up to ``RETRIES`` times (tasks are pure and seeded, so a
+    rerun returns what the first run would have).
     """
 
     name = "processes"
@@ -52,8 +54,13 @@ class ProcessBackend:
         if self.workers == 1 or self._pool is not None:
             return
         self._pool = self._new_pool()
-        for future in [self._pool.submit(_warm_up, tuple(warm)) for _ in range(self.workers)]:
-            future.result()
+        try:
+            for future in [self._pool.submit(_warm_up, tuple(warm))
+                           for _ in range(self.workers)]:
+                future.result()
+        except BrokenProcessPool:
+            self.close()
+            raise BackendError(_START_FAILED) from None
 
     def run(self, tasks: Sequence[Task]) -> list[Any]:
         """Run the tasks on the worker pool; a broken pool (a killed worker) is restarted and
@@ -99,6 +106,11 @@ class ProcessBackend:
 
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+_START_FAILED = (
+    "backend 'processes': its worker processes died as they started (their own errors, if "
+    "any, are printed above); where a Python script starts the run, it must do so under "
+    "`if __name__ == \"__main__\":`, as each worker imports the script again (multiprocessing's "
+    "spawn method) and without the guard that import starts a run of its own")
 
 
 def _end_with_parent(parent: int) -> None:

@@ -3,6 +3,7 @@ does not leak file descriptors when tasks return torch networks."""
 
 import os
 import socket
+import subprocess
 import sys
 
 import numpy as np
@@ -117,3 +118,23 @@ def test_start_spawns_every_worker_before_the_first_task():
         assert backend.run([Task(abs, (-k,)) for k in range(3)]) == [0, 1, 2]
     finally:
         backend.close()
+
+
+def test_a_script_without_the_main_guard_gets_a_backend_error_naming_the_guard(tmp_path):
+    """Each spawned worker imports the main script again; without ``if __name__ ==
+    "__main__":`` that import starts a run of its own and the worker dies as it starts. The
+    script's run then ends in a ``BackendError`` that names the guard (it ended in
+    ``BrokenProcessPool``, 'terminated abruptly') before its run directory is made."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import psro\n"
+        "psro.PSRO('kuhn_poker', 'ppo', ppo={'env_steps': 512, 'num_envs': 8, "
+        "'steps_per_update': 256}, backend='processes', workers=2, out='run').run(iterations=1)\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("psro.errors.BackendError: backend 'processes': its worker "
+                           "processes died as they started"), last
+    assert 'if __name__ == "__main__":' in last
+    assert not (tmp_path / "run").exists()
