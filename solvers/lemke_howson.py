@@ -68,6 +68,14 @@ class _Tableau:
         return out
 
 
+def _onto_one_two(M: np.ndarray) -> np.ndarray:
+    """``M`` mapped affinely onto [1, 2] (all ones where ``M`` is constant)."""
+    spread = float(M.max() - M.min())
+    if spread == 0.0:
+        return np.ones_like(M, dtype=float)
+    return 1.0 + (M - M.min()) / spread
+
+
 def lemke_howson(A: np.ndarray, B: np.ndarray, initial_label: int = 0,
                  max_pivots: int | None = None, tol: float = 1e-12):
     """One Nash equilibrium of the bimatrix game ``(A, B)`` by Lemke-Howson.
@@ -94,11 +102,9 @@ def lemke_howson(A: np.ndarray, B: np.ndarray, initial_label: int = 0,
     n, m = A.shape
     if not 0 <= initial_label < n + m:
         raise OptionError(f"initial_label must be in [0, {n + m}); got {initial_label}")
-    # Shift to strictly positive payoffs and rescale to about 1: equilibria are unchanged.
-    A = A - A.min() + 1.0
-    A = A / A.max()
-    B = B - B.min() + 1.0
-    B = B / B.max()
+    # Map each player's payoffs onto [1, 2] (a positive affine map: equilibria are unchanged),
+    # so that pivots compare differences of order 1 whatever the payoffs' scale and offset.
+    A, B = _onto_one_two(A), _onto_one_two(B)
     xs = list(range(n))
     ys = list(range(n, n + m))
     rs = list(range(n + m, 2 * n + m))

@@ -205,6 +205,24 @@ def test_lemke_howson_property(n, m, seed, integer):
     assert (x >= 0).all() and (y >= 0).all()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 5), st.integers(2, 5), st.integers(0, 2**31 - 1),
+       st.sampled_from([1e-12, 1e-9, 1e-3, 1e3, 1e9]), st.floats(-1e3, 1e3))
+def test_lemke_howson_is_unchanged_by_rescaling_the_payoffs(n, m, seed, scale, offset):
+    """Nash equilibria do not change when a player's payoffs are multiplied by a positive
+    number and shifted: Lemke-Howson from the same label follows the same path (it failed on
+    games whose payoffs were of order 1e-9)."""
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((n, m)), rng.standard_normal((n, m))  # nondegenerate
+    x, y = solvers.lemke_howson(A, B)
+    shifted = [scale * A + offset * scale, scale * B - offset * scale]
+    x_scaled, y_scaled = solvers.lemke_howson(*shifted)
+    np.testing.assert_allclose(x_scaled, x, atol=1e-9)
+    np.testing.assert_allclose(y_scaled, y, atol=1e-9)
+    found = solvers.nash(shifted, method="lemke_howson")
+    assert nash_conv(shifted, found) <= solvers.NASH_RTOL * np.abs(shifted).max()
+
+
 def test_vertex_enumeration_misses_extreme_equilibria_of_degenerate_games():
     """The documented limitation: nashpy's vertex enumeration assumes a non-degenerate game.
     Here the column player's strategy 3 pays the row player 0 everywhere, so (0, 3), (2, 3)
