@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyspiel
+from open_spiel.python.egt.utils import game_payoffs_array
 
 from games.catalog import CATALOG, CatalogEntry
 from games.probe import check_specs, size_problem, spiel_message
@@ -27,8 +28,9 @@ class Game:
 
     ``spec`` is the string it was loaded from; ``pyspiel_game`` the OpenSpiel game (catalogue
     games are pyspiel matrix or tensor games); ``payoffs`` the normal-form payoff arrays for
-    catalogue games, else None. ``info_state_shape`` is None when the game provides no
-    information-state tensor (``observation_shape`` likewise).
+    catalogue games and OpenSpiel's normal-form games (``matrix_bos``, ...), else None.
+    ``info_state_shape`` is None when the game provides no information-state tensor
+    (``observation_shape`` likewise).
     """
 
     spec: str
@@ -228,6 +230,8 @@ def load(spec: str) -> Game:
         game = _from_payoffs(spec.strip(), payoffs)
     else:
         game = _load_openspiel(name, spec)
+        if isinstance(game, pyspiel.NormalFormGame):  # OpenSpiel's matrix and tensor games
+            payoffs = [np.asarray(a, float) for a in game_payoffs_array(game)]
     try:
         with _quiet_stderr():
             game.new_initial_state()

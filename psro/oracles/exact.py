@@ -31,14 +31,15 @@ def correlated_best_response(tree: SequenceFormGame, player: int,
 
 
 def diverse_best_response(candidate_rows: np.ndarray, mixture: np.ndarray,
-                          term: DiversityTerm) -> tuple[np.ndarray, float]:
+                          term: DiversityTerm, width: int) -> tuple[np.ndarray, float]:
     """A pure task: Diverse PSRO's best response in a normal-form game, the pure strategy
     whose payoff row (``candidate_rows[a]``: its payoffs against each opponent member) scores
     highest on ``term``'s objective (ties to the lowest), as one-hot action probabilities of
-    shape (1, num_strategies), and its expected payoff against ``mixture``."""
+    shape (1, width) (``width``: the tree's action count, at least the number of strategies),
+    and its expected payoff against ``mixture``."""
     scores = [term.value(row, mixture) for row in candidate_rows]
     best = int(np.argmax(scores))
-    probs = np.zeros((1, len(candidate_rows)))
+    probs = np.zeros((1, width))
     probs[0, best] = 1.0
     return probs, float(np.dot(mixture, candidate_rows[best]))
 
@@ -93,10 +94,11 @@ class ExactOracle(TargetedOracle):
         p = target.player
         q = 1 - p
         own = population_rows(self.payoffs, p)  # (own strategies, opponent strategies)
-        opponents = np.stack([m.probs[0] for m in populations[q]])  # (members, strategies)
+        # members' tables have one column per action of the game (the larger player's count)
+        opponents = np.stack([m.probs[0, :own.shape[1]] for m in populations[q]])
         rows = own @ opponents.T  # candidate a against member j
         return Task(diverse_best_response, (rows, np.asarray(target.mixtures[q], float),
-                                            target.diversity))
+                                            target.diversity, self.tree.num_actions))
 
     def targeted_responses(self, iteration: int, targets: list[Target],
                            results: list) -> list[Response]:

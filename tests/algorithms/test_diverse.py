@@ -46,6 +46,41 @@ def test_each_exact_member_maximises_the_diverse_objective(seed, weight):
         assert scores[chosen] == pytest.approx(max(scores), abs=1e-9)
 
 
+@pytest.mark.parametrize("n,m", [(3, 5), (5, 2), (1, 4)])
+def test_exact_members_maximise_the_objective_in_games_of_unequal_sides(n, m):
+    """Members' tables have a column per action of the game (the larger side): the smaller
+    side's strategies are read from the first columns (this failed with a shape error)."""
+    run = psro.PSRO(f"random_general_sum(n={n},m={m},seed=4)", "exact", "nash",
+                    algorithm="diverse")
+    A, B = run.parts.context.game.payoffs
+    scale = max(np.abs(A).max(), np.abs(B).max())
+    run.initialize()
+    for _ in range(3):
+        rows, mixture = run.table.as_game()[1].T.copy(), run.mixtures[0]
+        opponents = np.stack([member.probs[0, :n] for member in run.population[0]])
+        run.step()
+        chosen = int(np.argmax(run.population[1][-1].probs[0]))
+        scores = [objective(rows, B[:, b] @ opponents.T, mixture, 1.0, scale)
+                  for b in range(m)]
+        assert scores[chosen] == pytest.approx(max(scores), abs=1e-9)
+
+
+def test_openspiel_normal_form_games_carry_their_payoffs_for_the_exact_oracle():
+    """OpenSpiel's own matrix games (not only the catalogue's) are normal-form: their payoff
+    arrays are loaded, so ``diverse`` runs there with the exact oracle (it was refused as an
+    extensive-form game). Shapley's game, written out here."""
+    import games
+
+    shapley = [np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]]),
+               np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]])]
+    loaded = games.load("matrix_shapleys_game").payoffs
+    assert [a.tolist() for a in loaded] == [a.tolist() for a in shapley]
+    assert games.load("kuhn_poker").payoffs is None
+    rows = psro.PSRO("matrix_shapleys_game", "exact", "nash", algorithm="diverse").run(
+        iterations=3)
+    assert rows[-1]["diversity_p0"] > 1.0
+
+
 def test_the_diversity_term_changes_the_choice_and_raises_diversity():
     plain = psro.PSRO("random_zero_sum(n=6,seed=0)", "exact", "nash")
     diverse = psro.PSRO("random_zero_sum(n=6,seed=0)", "exact", "nash", algorithm="diverse",
