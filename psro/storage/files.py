@@ -213,16 +213,18 @@ def foreign_entries(folder: Path, own: re.Pattern | None = None) -> list[str]:
     return foreign
 
 
-RUN_FOLDERS = ("iterations", "networks", "tensorboard")
-"""The folders a run directory keeps its own files in."""
+RUN_FILE_FOLDERS = {"iterations": re.compile(r"\d{6}\.npz"),
+                    "networks": re.compile(r"player\d+_member\d+\.(pt|json)"),
+                    "tensorboard": re.compile(r"events\.out\.tfevents\..+")}
+"""The folders a run directory keeps its own files in, and the names the run writes in each."""
 
 
 def run_directory_of(path: Path) -> Path | None:
     """The run directory whose files ``path`` would be among (its folder holds ``config.json``
-    and ``run.json``, or that folder's parent does and it is one of :data:`RUN_FOLDERS`), or
-    None."""
+    and ``run.json``, or that folder's parent does and it is one of
+    :data:`RUN_FILE_FOLDERS`), or None."""
     folder = Path(path).parent
-    for candidate in (folder, folder.parent if folder.name in RUN_FOLDERS else None):
+    for candidate in (folder, folder.parent if folder.name in RUN_FILE_FOLDERS else None):
         if candidate is not None and (candidate / "config.json").is_file() \
                 and (candidate / "run.json").is_file():
             return candidate

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from psro.state import RunState
 from psro.storage.checkpoint.members import network_files, network_path
 from psro.storage.checkpoint.table_records import table_arrays
 from psro.storage.files import (
+    RUN_FILE_FOLDERS,
     TEMPORARY_FILE,
     DirectoryLock,
     append_bytes,
@@ -40,10 +40,7 @@ VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
 RUN_FILES = frozenset({"config.json", "run.json", *VIEWS, "checkpoint.npz", "payoffs.npz",
                        "population.npz", "population.json", "ppo_log.jsonl"})
 """The files at the top of a run directory of any format."""
-RUN_FOLDERS = {"iterations": re.compile(r"\d{6}\.npz"),
-               "networks": re.compile(r"player\d+_member\d+\.(pt|json)"),
-               "tensorboard": re.compile(r"events\.out\.tfevents\..+"),
-               "report": None}
+RUN_FOLDERS = {**RUN_FILE_FOLDERS, "report": None}
 """The folders of a run directory and the names the toolkit writes in each (``report`` is
 ``psro report``'s default output, which lists what it wrote in its own manifest)."""
 
