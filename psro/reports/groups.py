@@ -194,8 +194,8 @@ def _label(groups: list[RunGroup]) -> None:
         same = [g for g in groups if g.game == game]
         keys = [k for k in NAMED if any(k in g.key for g in same)] + sorted(
             {k for g in same for k in g.key} - set(NAMED) - {"game"})
-        differing = [k for k in keys if len({g.key.get(k) if k in NAMED else g.key[k]
-                                             for g in same if k in NAMED or k in g.key}) > 1]
+        differing = [k for k in keys
+                     if len({g.key.get(k) for g in same if k in NAMED or k in g.key}) > 1]
         labels = [_short(g.key, differing) for g in same]
         if len(set(labels)) < len(labels):  # told apart only by a setting some lack
             differing = [k for k in keys if len({g.key.get(k) for g in same}) > 1]
