@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint docs bench clean
+.PHONY: install run test test-quick lint docs bench clean
 
 install: $(STAMP)
 
@@ -17,21 +17,32 @@ $(STAMP): setup.cfg pyproject.toml
 
 # Each `make run` writes a new run directory, runs/default-YYYYmmdd-HHMMSS.
 run: $(STAMP)
+	@out=runs/default-$$(date +%Y%m%d-%H%M%S); \
 	$(VENV)/bin/psro run --game kuhn_poker --oracle ppo --meta-solver nash \
-		--iterations 20 --seed 0 --out runs/default-$$(date +%Y%m%d-%H%M%S)
+		--iterations 20 --seed 0 --out $$out && \
+	echo "next: $(VENV)/bin/psro report $$out  (figures, tables and the run's provenance in $$out/report)"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check solvers games psro experiments tests
+	@echo "make lint: ruff on the sources, tests and the docs' extension"
+	$(VENV)/bin/ruff check solvers games psro experiments tests docs/_ext
 
 # The documentation site (Sphinx with MyST Markdown, the furo theme): docs/ -> build/docs/index.html.
 # The guide, the variant pages and the benchmarks are Markdown; the API reference is generated
 # from the docstrings. Every warning (a broken reference, a docstring Sphinx cannot read) fails.
 docs: $(STAMP)
+	@echo "make docs: Sphinx builds the guide and the API reference into build/docs (about a minute on two cores; it prints only warnings, which fail the build)"
 	rm -rf build/docs docs/api/generated
 	$(PY) -m sphinx -E -W --keep-going -q -b html docs build/docs
+	@echo "make docs: build/docs/index.html written"
 
+# The whole suite (about 6 minutes on two idle cores); `make test-quick` leaves out the tests
+# marked slow (end-to-end runs of many iterations, subprocesses, clusters).
 test: lint docs
+	@echo "make test: pytest, the whole suite"
 	$(PY) -m pytest
+
+test-quick: $(STAMP)
+	$(PY) -m pytest -m "not slow"
 
 # Benchmarks need the bench extra (cvxpy, ECOS for OpenSpiel's LP). BENCH_ARGS=--quick for a
 # smoke run, --full to add the 60-minute Leduc PPO run. Then the benchmark suite SUITE (default

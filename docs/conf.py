@@ -4,11 +4,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.abspath(".."))
+sys.path.insert(0, os.path.abspath("_ext"))
 
 project = "psro-toolkit"
 author = "psro-toolkit authors"
 copyright = "2026, psro-toolkit authors"
-release = "0.1.0"
+from solvers._version import __version__ as release  # noqa: E402, F401 (read by Sphinx)
 
 extensions = [
     "myst_parser",
@@ -16,6 +17,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    "psro_columns",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 myst_enable_extensions = ["colon_fence"]
@@ -30,5 +32,5 @@ napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 html_theme = "furo"
 html_title = "psro-toolkit"
-exclude_patterns = ["_build", "api/generated/*.__main__.rst"]
+exclude_patterns = ["_build", "_ext", "api/generated/*.__main__.rst"]
 suppress_warnings = ["myst.header"]

@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from psro.bench import run_suite, write_suite_report
-from psro.bench.suites import Method, Suite, SuiteGame, slug
+from psro.bench.folder import slug
+from psro.bench.suites import Method, Suite, SuiteGame
 from psro.cli.common import options
 from psro.storage import checkpoint
 

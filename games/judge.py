@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,14 +163,22 @@ def cache_file(size: int, pixels: int, seed: int) -> Path:
 
 
 def _load(path: Path, size: int, pixels: int, seed: int) -> Judge | None:
+    """The cached judge in ``path``, or None where the file is missing, unreadable, damaged
+    (emptied, cut short, not an ``.npz``) or fails its checksum: the judge is trained again."""
     try:
         with np.load(path) as saved:
             found = Judge(size, pixels, seed, saved["w1"], saved["b1"], saved["w2"],
                           saved["b2"])
             stored = str(saved["checksum"])
-    except (OSError, KeyError, ValueError):
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
         return None
     return found if found.checksum == stored else None
+
+
+def cached_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge | None:
+    """The judge of a configuration as its cache file holds it, None where it holds none
+    that can be used (the file is then replaced when :func:`judge` trains it again)."""
+    return _load(cache_file(size, pixels, seed), size, pixels, seed)
 
 
 def _save(path: Path, trained: Judge) -> None:

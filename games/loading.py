@@ -146,9 +146,49 @@ def register(name: str, build, defaults: dict[str, float | int] | None = None,
                                  minimum=dict(minimum or {}))
 
 
+INT_RANGE = (-2**31, 2**31 - 1)
+"""The integers an OpenSpiel game parameter can hold (a C++ ``int``)."""
+
+
+def parameter_items(spec: str) -> list[tuple[str, str, str]]:
+    """The ``(game, key, value)`` of every parameter in a game string, nested game strings
+    included (``turn_based_simultaneous_game(game=goofspiel(num_cards=4))`` gives the outer
+    ``game`` and the inner ``num_cards``). :class:`GameError` for a parameter given twice in
+    one parameter list (OpenSpiel would keep the last silently)."""
+    items: list[tuple[str, str, str]] = []
+    open_at = spec.find("(")
+    if open_at < 0 or not spec.rstrip().endswith(")"):
+        return items
+    name, body = spec[:open_at].strip(), spec[open_at + 1:spec.rstrip().rfind(")")]
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(body + ","):
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    seen: set[str] = set()
+    for part in parts:
+        if "=" not in part:
+            continue
+        key, value = (p.strip() for p in part.split("=", 1))
+        if key in seen:
+            raise GameError(f"parameter {key!r} of {name!r} is given twice in {spec.strip()!r}; "
+                            f"give each parameter once")
+        seen.add(key)
+        items.append((name, key, value))
+        items += parameter_items(value)
+    return items
+
+
 def _check_parameters(name: str, spec: str) -> None:
-    """Refuse what OpenSpiel would crash on rather than reject: a negative value for an
-    integer parameter whose default is not negative (a count such as ``num_cards``)."""
+    """Refuse what OpenSpiel would crash on, or keep silently, rather than reject: a parameter
+    given twice (the last would win), an integer outside a C++ ``int``, a negative value for
+    an integer parameter whose default is not negative (a count such as ``num_cards``)."""
+    for game, key, value in parameter_items(spec):
+        if re.fullmatch(r"[+-]?\d+", value) and not INT_RANGE[0] <= int(value) <= INT_RANGE[1]:
+            raise GameError(f"parameter {key} of {game!r} must be an integer from "
+                            f"{INT_RANGE[0]:,} to {INT_RANGE[1]:,} (OpenSpiel's integers); "
+                            f"got {value}")
     try:
         with _quiet_stderr():  # OpenSpiel prints the message too; the error below names it
             given = pyspiel.game_parameters_from_string(spec)

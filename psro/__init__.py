@@ -18,6 +18,7 @@ from psro.errors import (
     PolicyError,
     RunDirectoryError,
     ToolkitError,
+    TrainingError,
     UnreadSettingError,
 )
 from psro.evaluation.exploitability import (
@@ -38,12 +39,13 @@ from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.loop import PSRO
 from psro.payoffs import PayoffTable
 from psro.storage.runs import Run, load_run
+from solvers._version import __version__
 
 __all__ = [
     "BackendError", "ConfigError", "Exploitability", "GameTooLargeError", "MetaPolicy",
     "MetaSolverError", "OutputFileError", "PSRO", "PayoffTable", "PolicyError",
     "PolicyExploitability", "Run", "RunConfig", "RunDirectoryError", "SequenceFormGame",
-    "TabularPolicy", "ToolkitError", "UnreadSettingError", "backends", "exact_exploitability",
-    "exploitability", "from_openspiel", "game_tree", "load_run", "oracles", "to_openspiel",
-    "to_openspiel_tabular",
+    "TabularPolicy", "ToolkitError", "TrainingError", "UnreadSettingError", "__version__",
+    "backends", "exact_exploitability", "exploitability", "from_openspiel", "game_tree",
+    "load_run", "oracles", "to_openspiel", "to_openspiel_tabular",
 ]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import games
 import solvers
 from games.catalog import CATALOGUE_VERSION
 from psro import algorithms, oracles
@@ -19,6 +20,7 @@ from psro.context import GameContext
 from psro.errors import ConfigError, UnreadSettingError
 from psro.evaluation import SETTINGS as EVALUATOR_SETTINGS
 from psro.evaluation import Evaluator, make_evaluator
+from psro.metrics_row import row_columns
 from psro.option_checks import TABLE_OPTIONS
 from psro.oracles import CAPABILITIES
 from psro.rl.config import PPOConfig
@@ -50,6 +52,15 @@ class Parts:
         return tuple(dict.fromkeys([type(p).__module__ for p in parts] + [
             m for p in parts for m in getattr(p, "warm_modules", ())]))
 
+    def metric_columns(self) -> tuple[str, ...]:
+        """Every column of the run's metrics rows (:func:`psro.metrics_row.row_columns`), as
+        the evaluator and the algorithm declare them (an algorithm registered without a
+        ``columns`` method declares none)."""
+        n = self.context.num_players
+        own = getattr(self.algorithm, "columns", None)
+        return row_columns(n, self.evaluator.columns(n), own(n) if own else (),
+                           self.evaluator.exact_entries)
+
     def manifest(self) -> dict:
         """What a run directory records about how the run is played and evaluated (with
         ``game_provenance``, what a game declares of its own making: its ``provenance()``,
@@ -60,7 +71,8 @@ class Parts:
                 "game_provenance": declared() if callable(declared) else None,
                 "turn_based": self.context.play_game is not self.context.game.pyspiel_game,
                 "infoset_digest": None if tree is None else tree.keys_digest(),
-                "infoset_keys": None if tree is None else [p.keys for p in tree.players]}
+                "infoset_keys": None if tree is None else [p.keys for p in tree.players],
+                "metric_columns": list(self.metric_columns())}
 
 
 PART_SETTINGS = ("meta_solver", "meta_solver_options", "oracle_options", "ppo", "monte_carlo",
@@ -90,18 +102,23 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
         config = dataclasses.replace(config, workers=None)  # an earlier version ignored it
     backend = make_backend(config.backend, config.workers, config.ray_address)
     meta_solver = _meta_solver(config, entry.meta_solver)
-    context = GameContext.build(config, oracle_entry.turn_based)
+    game = games.load(config.game)
+    if meta_solver is not None and game.num_players >= 2:  # before the walk (seconds)
+        _check_meta_solver(config, meta_solver, game.num_players)
+    context = GameContext.build(config, oracle_entry.turn_based, game)
     _check_needs(config, entry, oracle_entry, context)
     evaluator = make_evaluator(context)
     if config.target_exploitability is not None:
         _check_target(evaluator, config.game)
-    if meta_solver is not None:
-        _check_meta_solver(config, meta_solver, context.num_players)
     oracle = oracle_entry.factory(context)
     if "targets" in oracle_entry.capabilities and not oracles.targeted(oracle):
         raise ConfigError(f"oracle {config.oracle!r} declares the capability 'targets' but "
                           f"has no targeted_tasks and targeted_responses")
     algorithm = entry.factory(context, meta_solver)
+    chosen = {k: v for k, v in getattr(algorithm, "chosen_settings", dict)().items()
+              if getattr(config, k) is None}
+    if chosen:  # recorded as they ran (xdo_solver: the default the game picked), not as null
+        config = dataclasses.replace(config, **chosen)
     if hasattr(evaluator, "fill"):  # sampled payoffs: estimated only where something reads them
         evaluator.fill = bool(entry.reads_table(config))
         if not evaluator.fill:

@@ -25,6 +25,10 @@ XDO_SOLVERS = ("lp", "cfr")
 """Restricted-game solvers of the "xdo" algorithm (``xdo_solver``)."""
 MAX_SEED = 2**63 - 1
 """Largest run seed (seeds are 64-bit)."""
+MAX_DIVERSITY = 1000.0
+"""Largest diversity weight: returns are of order 1 (PPO scales them by the game's largest
+utility), so 1000 already makes the diversity term all of the objective; far larger weights
+overflow single-precision training into NaN weights."""
 
 
 @dataclass
@@ -53,7 +57,7 @@ class RunConfig:
     "lp" where the game is two-player zero-sum and "cfr" elsewhere."""
     diversity: float | None = None
     """Weight of the diversity term in the best responses' objective of the "diverse" algorithm
-    (Diverse PSRO, `psro.algorithms.diverse`); None takes 1.0."""
+    (Diverse PSRO, `psro.algorithms.diverse`), in (0, 1000]; None takes 1.0."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
     enough to walk), "ppo", or one registered with `psro.oracles.register`."""
@@ -139,7 +143,7 @@ class RunConfig:
         if self.xdo_solver is not None and self.xdo_solver not in XDO_SOLVERS:
             raise ConfigError(f"xdo_solver must be one of {', '.join(XDO_SOLVERS)}; got "
                               f"{self.xdo_solver!r}")
-        check_positive("diversity", self.diversity)
+        check_positive("diversity", self.diversity, maximum=MAX_DIVERSITY)
         check_count("seed", self.seed, minimum=0, maximum=MAX_SEED)
         check_positive("time_budget_s", self.time_budget_s)
         check_positive("target_exploitability", self.target_exploitability)

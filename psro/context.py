@@ -37,9 +37,11 @@ class GameContext:
     walk_error: str | None = None
 
     @classmethod
-    def build(cls, config: RunConfig, turn_based_play: bool) -> GameContext:
-        """Load ``config.game`` and walk it (``GameError`` for a bad spec)."""
-        game = load(config.game)
+    def build(cls, config: RunConfig, turn_based_play: bool,
+              game: Game | None = None) -> GameContext:
+        """Load ``config.game`` (unless ``game`` is it, loaded already) and walk it
+        (``GameError`` for a bad spec)."""
+        game = load(config.game) if game is None else game
         if game.num_players < 2:
             raise ConfigError(f"PSRO needs a game of two or more players; {config.game!r} has "
                               f"{game.num_players}")

@@ -53,10 +53,15 @@ class BackendError(ToolkitError, RuntimeError):
     which each spawned worker imports again)."""
 
 
+class TrainingError(ToolkitError, RuntimeError):
+    """A best response whose training diverged (a loss or a weight that is not finite): it
+    never joins a population; the run keeps the iterations before it."""
+
+
 class NotPerfectRecallError(ToolkitError, ValueError):
     """An information set is reached by two different own-action histories."""
 
 
 __all__ = ["BackendError", "ConfigError", "GameTooLargeError", "MetaSolverError",
            "NotPerfectRecallError", "OutputFileError", "PolicyError", "RunDirectoryError",
-           "ToolkitError"]
+           "ToolkitError", "TrainingError"]

@@ -25,6 +25,8 @@ from psro.build import Parts, build_parts, check_limits
 from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
 from psro.extensive_form.policies import MetaPolicy
+from psro.metrics_row import TIMING_FIELDS
+from psro.option_checks import checked_callbacks
 from psro.payoffs import population_diversity, response_gains, utility_scale
 from psro.state import RunState
 from psro.storage import checkpoint
@@ -32,9 +34,6 @@ from psro.storage.files import as_path
 from psro.storage.provenance import differences, provenance
 
 Callback = Callable[["PSRO", dict], None]
-TIMING_FIELDS = ("oracle_s", "evaluation_s", "meta_solver_s", "exploitability_s", "write_s")
-"""Seconds per iteration in each phase; ``write_s`` is the time spent writing the run
-directory after the previous iteration (a row is written after it is made)."""
 
 
 class PSRO:
@@ -87,7 +86,7 @@ class PSRO:
         self.oracle, self.evaluator = parts.oracle, parts.evaluator
         self.backend = parts.backend
         self.state = state
-        self.callbacks = _checked_callbacks(callbacks)
+        self.callbacks = checked_callbacks(callbacks)
         self.writer: checkpoint.RunWriter | None = None
         self._write_s = 0.0
         self.limits = run_limits(config)
@@ -96,6 +95,8 @@ class PSRO:
         """On a resumed run: what differs from the versions that made it (in words)."""
         self.deterministic = parts.deterministic
         """No part reads the seed: every seed gives the same numbers."""
+        self.notice: Callable[[str], None] | None = None  # told of the final lower bound
+        self.columns = parts.metric_columns()  # of every row, in order (psro.metrics_row)
 
     def _attach_tensorboard(self, out: str | Path) -> None:
         if self.config.tensorboard:
@@ -118,7 +119,8 @@ class PSRO:
         parts.algorithm.restore(saved.state)
         run._start(saved.config, parts, saved.state, callbacks)
         run.provenance_changes = differences(saved.manifest.get("provenance"), provenance())
-        run.writer = saved.writer()
+        run.columns = saved.continued_columns(run.columns)
+        run.writer = saved.writer(run.columns)
         run._attach_tensorboard(out)
         return run
 
@@ -186,10 +188,11 @@ class PSRO:
             state.table, utility_scale(self.parts.context.game.pyspiel_game)))
         timings["exploitability_s"] = time.perf_counter() - t
         timings["write_s"] = self._write_s
-        row = {"iteration": state.iteration,
-               "wall_time_s": state.wall_time_s + time.perf_counter() - start,
-               "population_size": len(state.populations[0]), **measured, **responses,
-               "entries_evaluated": entries, "env_steps": state.env_steps, **timings}
+        row = dict.fromkeys(self.columns)
+        row.update({"iteration": state.iteration,
+                    "wall_time_s": state.wall_time_s + time.perf_counter() - start,
+                    "population_size": len(state.populations[0]), **measured, **responses,
+                    "entries_evaluated": entries, "env_steps": state.env_steps, **timings})
         state.metrics.append(row)
         history = {"iteration": state.iteration, "mixtures": [m.tolist() for m in state.mixtures],
                    **self.parts.algorithm.record(state)}
@@ -219,10 +222,11 @@ class PSRO:
         """Write the iteration (when the run has a directory) and count the writing in the
         run's clock: ``wall_time_s`` is real time."""
         t = time.perf_counter()
+        self.state.wall_time_s += t - start  # the record holds the time up to its writing
         if self.writer is not None:
             self.writer.save(self.state)
         self._write_s = time.perf_counter() - t
-        self.state.wall_time_s += time.perf_counter() - start
+        self.state.wall_time_s += self._write_s
 
     def run(self, iterations: int | None = None, time_budget_s: float | None = None,
             target_exploitability: float | None = None,
@@ -275,12 +279,16 @@ class PSRO:
             self._finish()
 
     def _finish(self) -> None:
+        """The evaluator's final measurement (sampled lower bound) into the last row, timed."""
         start = time.perf_counter()
+        if (text := getattr(self.evaluator, "finish_text", lambda: None)()) and self.notice:
+            self.notice(text)
         measured = self.evaluator.finish(self.state, self.backend)
         if measured:
             row = self.state.metrics[-1]
             row.update(measured)
             row["exploitability_s"] += time.perf_counter() - start
+            row["wall_time_s"] = self.state.wall_time_s + time.perf_counter() - start
             self._save(start)
 
     def use_backend(self, backend: str, workers: int | None = None,
@@ -307,14 +315,6 @@ class PSRO:
             return SampledMetaPolicy(context.play_game, self.state.populations,
                                      self.state.mixtures)
         return MetaPolicy(context.tree, self.state.populations, self.state.mixtures)
-
-
-def _checked_callbacks(callbacks) -> list[Callback]:
-    """``callbacks`` as a list; :class:`ConfigError` (before any work) for anything else."""
-    if not isinstance(callbacks, (list, tuple)) or not all(map(callable, callbacks)):
-        raise ConfigError(f"callbacks must be a list or tuple of functions f(psro, row); got "
-                          f"{callbacks!r:.100}")
-    return list(callbacks)
 
 
 __all__ = ["PSRO", "TIMING_FIELDS"]

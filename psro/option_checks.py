@@ -97,10 +97,22 @@ def check_monte_carlo(options: dict) -> None:
                           f"be ignored; give min_episodes <= max_episodes")
 
 
-def check_positive(name: str, value) -> None:
-    """``value`` must be None or a finite number above 0."""
+def check_positive(name: str, value, maximum: float | None = None) -> None:
+    """``value`` must be None or a finite number above 0 (and at most ``maximum``)."""
     if value is None:
         return
     if not isinstance(value, (int, float)) or isinstance(value, bool) \
             or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name} must be a positive number; got {value!r}")
+        kind = "a positive number" if maximum is None else f"a number in (0, {maximum:g}]"
+        raise ConfigError(f"{name} must be {kind}; got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be a number in (0, {maximum:g}]; got {value!r}")
+
+
+def checked_callbacks(callbacks) -> list:
+    """A run's ``callbacks`` as a list; :class:`ConfigError` (before any work) for anything
+    but a list or tuple of functions ``f(psro, row)``."""
+    if not isinstance(callbacks, (list, tuple)) or not all(map(callable, callbacks)):
+        raise ConfigError(f"callbacks must be a list or tuple of functions f(psro, row); got "
+                          f"{callbacks!r:.100}")
+    return list(callbacks)

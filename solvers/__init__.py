@@ -11,6 +11,7 @@ being player p's payoff when each player q plays its strategy ``i_q``; a single 
 ([0.333333, 0.333333, 0.333333], 0.0)
 """
 
+from solvers._version import __version__
 from solvers.alpharank import AlphaRank, alpharank
 from solvers.bimatrix import NASH_RTOL, equilibria, nash
 from solvers.correlated import (
@@ -59,7 +60,7 @@ from solvers.registry import (
 from solvers.validation import as_joint, as_mixtures, as_payoffs, constant_sum
 from solvers.zero_sum import ZERO_SUM_RTOL, ZeroSumSolution, zero_sum_nash
 
-__all__ = [
+__all__ = ["__version__",
     "AlphaRank", "CE_RTOL", "CorrelatedEquilibrium", "NASH_RTOL", "NashAveraging", "OptionError",
     "PayoffError", "SolverError", "ToolkitError", "ZERO_SUM_RTOL", "ZeroSumSolution",
     "action_values", "alpharank", "as_joint", "as_mixtures", "as_payoffs", "cardinality_gradient",

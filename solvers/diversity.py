@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.errors import PayoffError
-from solvers.validation import _as_float_array
+from solvers.validation import _as_float_array, check_payoff_values
 
 
 def _rows(rows, scale: float, what: str = "payoff rows") -> np.ndarray:
@@ -33,8 +33,7 @@ def _rows(rows, scale: float, what: str = "payoff rows") -> np.ndarray:
     if matrix.ndim != 2:
         raise PayoffError(f"{what} must be a 2-D array (members x opponents); got shape "
                           f"{matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise PayoffError(f"{what} must be finite")
+    check_payoff_values(matrix, what)
     if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) \
             or not np.isfinite(scale) or scale <= 0:
         raise PayoffError(f"scale must be a positive number; got {scale!r}")
@@ -113,13 +112,14 @@ def cardinality_gradient(rows: np.ndarray, new_row: np.ndarray, scale: float = 1
 
 
 def _table(payoffs: list[np.ndarray]) -> list[np.ndarray]:
-    """A payoff table's arrays as floats; PayoffError unless each has one axis per player and
-    they share one shape (the values are checked where they are used)."""
+    """A payoff table's arrays as floats; PayoffError unless each has one axis per player,
+    they share one shape and their values pass :func:`check_payoff_values`."""
     if isinstance(payoffs, np.ndarray) or not isinstance(payoffs, (list, tuple)) \
             or not payoffs:
         raise PayoffError(f"payoffs must be a list of per-player arrays; got "
                           f"{type(payoffs).__name__}")
-    tables = [_as_float_array(a, f"payoffs[{p}]") for p, a in enumerate(payoffs)]
+    tables = [check_payoff_values(_as_float_array(a, f"payoffs[{p}]"), f"payoffs[{p}]")
+              for p, a in enumerate(payoffs)]
     if any(t.ndim != len(tables) or t.shape != tables[0].shape for t in tables):
         raise PayoffError(f"payoffs must be {len(tables)} arrays (one per player) of one shape "
                           f"with {len(tables)} axes each; got shapes "

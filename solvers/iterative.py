@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.errors import OptionError
-from solvers.metrics import action_values
+from solvers.metrics import _action_values
 from solvers.validation import as_payoffs
 
 
@@ -119,7 +119,7 @@ def _replicator(payoffs, iterations, step, exploration, average_over_last, proje
     start = iterations - max(1, int(round(average_over_last * iterations)))
     total = [np.zeros(n) for n in shape]
     for t in range(iterations):
-        values = [action_values(a, mix, p) for p, a in enumerate(arrays)]
+        values = [_action_values(a, mix, p) for p, a in enumerate(arrays)]
         for p, u in enumerate(values):
             x = mix[p] + step * mix[p] * (u - mix[p] @ u)
             if project:
@@ -151,7 +151,7 @@ def fictitious_play(payoffs, iterations: int = 10000, seed: int | None = 0) -> l
     for t in range(1, iterations + 1):
         plays = []
         for p, a in enumerate(arrays):
-            values = action_values(a, average, p)
+            values = _action_values(a, average, p)
             best = np.flatnonzero(values >= values.max() - 1e-12 * scale)
             plays.append(int(best[rng.integers(best.size)]) if best.size > 1 else int(best[0]))
         for p, i in enumerate(plays):
@@ -178,7 +178,7 @@ def regret_matching(payoffs, iterations: int = 10000, plus: bool = True) -> list
     for t in range(1, iterations + 1):
         weight = t if plus else 1.0
         for p, a in enumerate(arrays):
-            u = action_values(a, mix, p)
+            u = _action_values(a, mix, p)
             totals[p] += weight * mix[p]
             regrets[p] += u - mix[p] @ u
             if plus:

@@ -10,16 +10,30 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from solvers.validation import as_mixtures, as_payoffs
+from solvers.errors import PayoffError
+from solvers.validation import _as_float_array, as_mixtures, as_payoffs, check_payoff_values
 
 
-def action_values(payoff: np.ndarray, mixtures: Sequence[np.ndarray], player: int) -> np.ndarray:
+def action_values(payoff, mixtures: Sequence[np.ndarray], player: int) -> np.ndarray:
     """Expected payoff of each pure strategy of ``player`` against the other players' mixtures.
 
     ``payoff`` is one player's payoff tensor of shape ``(n_0, ..., n_{N-1})``; the result has
-    shape ``(n_player,)``. Inputs are not validated (this is the inner loop of every iterative
-    solver); validate with :func:`solvers.validation.as_payoffs` first.
+    shape ``(n_player,)``. :class:`PayoffError` for payoffs that are not finite or exceed
+    :data:`~solvers.validation.MAX_PAYOFF`, mixtures that are not distributions over the
+    axes, or a player that is not one of them.
     """
+    payoff = check_payoff_values(_as_float_array(payoff, "payoff"), "payoff")
+    if payoff.ndim == 0 or isinstance(player, bool) or not isinstance(player, (int, np.integer)) \
+            or not 0 <= player < payoff.ndim:
+        raise PayoffError(f"player must be from 0 to {payoff.ndim - 1}; got {player!r}")
+    mix = as_mixtures(mixtures, payoff.shape)
+    return _action_values(payoff, mix, player)
+
+
+def _action_values(payoff: np.ndarray, mixtures: Sequence[np.ndarray], player: int
+                   ) -> np.ndarray:
+    """:func:`action_values` without checks (the inner loop of every iterative solver: its
+    callers validate once with :func:`~solvers.validation.as_payoffs`)."""
     values = payoff
     # Contract from the last axis down, so the remaining axes keep their positions.
     for q in range(payoff.ndim - 1, -1, -1):
@@ -32,7 +46,7 @@ def _expected_and_best(arrays, mix):
     expected = np.empty(len(arrays))
     best = np.empty(len(arrays))
     for p, payoff in enumerate(arrays):
-        values = action_values(payoff, mix, p)
+        values = _action_values(payoff, mix, p)
         expected[p] = float(values @ mix[p])
         best[p] = float(values.max())
     return expected, best

@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 
 from solvers.errors import OptionError
 from solvers.selection import select
-from solvers.validation import PayoffError, _as_float_array
+from solvers.validation import PayoffError, _as_float_array, check_payoff_values
 from solvers.zero_sum import _as_matrix, zero_sum_nash
 
 ELO_WIN_RATE_CLIP = 1e-3
@@ -36,8 +36,7 @@ def elo_ratings(matrix, kind: str = "win_rate", observed=None) -> np.ndarray:
     W = _as_float_array(matrix, "the win-rate matrix")
     if W.ndim != 2 or W.shape[0] != W.shape[1] or W.size == 0:
         raise PayoffError(f"Elo needs a non-empty square matrix; got shape {W.shape}")
-    if not np.all(np.isfinite(W)):
-        raise PayoffError("the win-rate matrix contains NaN or infinite entries")
+    check_payoff_values(W, "the win-rate matrix")
     if kind == "payoff":
         M = float(np.abs(W).max()) or 1.0
         W = (W + M) / (2 * M)

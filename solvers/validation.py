@@ -45,6 +45,21 @@ def _as_float_array(value, what: str) -> np.ndarray:
     return array
 
 
+def check_payoff_values(array: np.ndarray, what: str) -> np.ndarray:
+    """The one check of payoff values every public solver applies: ``array`` must be finite
+    and at most :data:`MAX_PAYOFF` in absolute value; :class:`PayoffError` naming ``what``
+    otherwise. Returns ``array``."""
+    if not np.all(np.isfinite(array)):
+        bad = "NaN" if np.isnan(array).any() else "infinite"
+        raise PayoffError(f"{what} contains {bad} entries; payoffs must be finite")
+    largest = float(np.abs(array).max()) if array.size else 0.0
+    if largest > MAX_PAYOFF:
+        raise PayoffError(f"{what} has an entry of absolute value {largest:.3g}; payoffs must "
+                          f"be at most {MAX_PAYOFF:.0e} in absolute value (rescale the game: "
+                          f"equilibria do not change)")
+    return array
+
+
 def as_payoffs(payoffs) -> list[np.ndarray]:
     """Validate a game and return it as a list of float arrays, one per player.
 
@@ -91,14 +106,7 @@ def as_payoffs(payoffs) -> list[np.ndarray]:
         if array.size == 0:
             raise PayoffError(f"payoffs[{p}] is empty (shape {array.shape}); every player needs "
                               f"at least one strategy")
-        if not np.all(np.isfinite(array)):
-            bad = "NaN" if np.isnan(array).any() else "infinite"
-            raise PayoffError(f"payoffs[{p}] contains {bad} entries; payoffs must be finite")
-        largest = float(np.abs(array).max())
-        if largest > MAX_PAYOFF:
-            raise PayoffError(f"payoffs[{p}] has an entry of absolute value {largest:.3g}; "
-                              f"payoffs must be at most {MAX_PAYOFF:.0e} in absolute value "
-                              f"(rescale the game: equilibria do not change)")
+        check_payoff_values(array, f"payoffs[{p}]")
     return arrays
 
 

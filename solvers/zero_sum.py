@@ -6,7 +6,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from solvers.errors import SolverError
-from solvers.validation import PayoffError, _as_float_array
+from solvers.validation import PayoffError, _as_float_array, check_payoff_values
 
 ZERO_SUM_RTOL = 1e-9
 """Tolerance of :func:`zero_sum_nash`: NashConv of the result <= ZERO_SUM_RTOL * max|A|."""
@@ -32,9 +32,7 @@ def _as_matrix(A) -> np.ndarray:
         raise PayoffError(f"a zero-sum game is a 2-D payoff matrix; got shape {matrix.shape}")
     if matrix.size == 0:
         raise PayoffError(f"the payoff matrix is empty (shape {matrix.shape})")
-    if not np.all(np.isfinite(matrix)):
-        raise PayoffError("the payoff matrix contains NaN or infinite entries")
-    return matrix
+    return check_payoff_values(matrix, "the payoff matrix")
 
 
 def _gap(A: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:

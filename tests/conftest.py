@@ -48,3 +48,26 @@ def kuhn():
 
     game = pyspiel.load_game("kuhn_poker")
     return game, SequenceFormGame(game)
+
+
+def as_written_before_config_digests(run_dir) -> None:
+    """Make the run directory ``run_dir`` as versions before records held the SHA-256 of
+    ``config.json`` wrote it: every record without ``config_sha256`` (its checksum made anew),
+    so that a test may edit its config.json as an older version would have written it."""
+    import io
+    import json
+
+    import numpy as np
+
+    from psro.storage.files import checksum
+
+    for file in sorted(Path(run_dir, "iterations").glob("*.npz")):
+        with np.load(file, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        meta = json.loads(str(arrays.pop("meta")))
+        meta.pop("checksum")
+        meta.pop("config_sha256", None)
+        meta["checksum"] = checksum(meta, arrays)
+        buffer = io.BytesIO()
+        np.savez(buffer, meta=np.array(json.dumps(meta)), **arrays)
+        file.write_bytes(buffer.getvalue())

@@ -153,6 +153,7 @@ def test_a_failing_write_stops_the_run_keeping_the_iterations_before(tmp_path, m
     assert psro.load_run(tmp_path / "s").iteration == 1
 
 
+@pytest.mark.slow
 def test_kill_9_at_any_moment_resumes_to_the_samenumbers(tmp_path):
     """A real SIGKILL while the run writes: whatever it leaves, the resume ends with the
     numbers of an uninterrupted run."""

@@ -14,7 +14,9 @@ and optional ones (:class:`~psro.algorithms.base.Algorithm` has the defaults):
 ``admit(state, members) -> members``, which of the oracle's new members join (JPSRO drops
 duplicates); ``metrics(state) -> dict``, columns of its own in the metrics row (JPSRO's
 ``gap``); ``record(state) -> dict``, data of its own saved with each iteration's mixtures, and
-``restore(state)``, which reads it back on a resume (JPSRO's joint distribution).
+``restore(state)``, which reads it back on a resume (JPSRO's joint distribution);
+``chosen_settings() -> dict``, RunConfig fields left unset whose value it chose (XDO's
+``xdo_solver``), recorded in the run's config as they ran.
 
 Each algorithm is registered with an :class:`~psro.algorithms.base.AlgorithmEntry` that says
 what it reads (settings, meta-solver kind) and what it needs (the walked tree, a number of
@@ -40,6 +42,7 @@ from collections.abc import Callable
 
 from psro.algorithms import anytime, diverse, jpsro, pipeline, rectified, xdo
 from psro.algorithms.base import SUPPORT_TOL, Algorithm, AlgorithmEntry, PSROAlgorithm
+from psro.algorithms.hints import plain_psro_hint
 from psro.context import GameContext
 from psro.errors import ConfigError
 
@@ -54,9 +57,9 @@ ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds", "anytime_episodes", "x
 """RunConfig fields that only some algorithms read (each declares which, in ``settings``)."""
 
 ALGORITHMS: dict[str, AlgorithmEntry] = {
-    "psro": AlgorithmEntry(_psro), "anytime": anytime.ENTRY, "rectified": rectified.ENTRY,
-    "xdo": xdo.ENTRY, "jpsro": jpsro.ENTRY, "pipeline": pipeline.ENTRY,
-    "diverse": diverse.ENTRY,
+    "psro": AlgorithmEntry(_psro, hint=plain_psro_hint), "anytime": anytime.ENTRY,
+    "rectified": rectified.ENTRY, "xdo": xdo.ENTRY, "jpsro": jpsro.ENTRY,
+    "pipeline": pipeline.ENTRY, "diverse": diverse.ENTRY,
 }
 """The algorithms by name."""
 

@@ -169,6 +169,11 @@ class RegretMatchingAnytime(Algorithm):
         """One target per player against the meta-strategy, trained in ``rounds`` rounds."""
         return [Target(p, tuple(state.mixtures), round_hook=self.hook) for p in range(2)]
 
+    def columns(self, num_players: int) -> tuple[str, ...]:
+        """The keys of :meth:`metrics`."""
+        return tuple(f"{key}_p{p}" for p in range(2)
+                     for key in ("restricted_value", "round_episodes"))
+
     def metrics(self, state: RunState) -> dict:
         """``restricted_value_p{p}``: the mean over the last iteration's rounds of p's
         estimated value of its restricted mixture against the opponent's response;

@@ -34,6 +34,10 @@ class Algorithm:
         """Metrics of the algorithm's own for the iteration's row (none)."""
         return {}
 
+    def columns(self, num_players: int) -> tuple[str, ...]:
+        """Every key :meth:`metrics` may write (declared before the first row; none)."""
+        return ()
+
     def stop(self, state: RunState) -> str | None:
         """A stop reason of the algorithm's own (none)."""
         return None
@@ -112,6 +116,9 @@ class AlgorithmEntry:
     """The number of players it handles (None: any)."""
     zero_sum: bool = False
     """Whether it needs a zero-sum game."""
+    hint: Callable = lambda run: None
+    """``hint(run) -> text | None``: a one-line suggestion printed when a run starts (plain
+    ``psro`` points to the variant measured faster on the run's kind of game)."""
     reads_table: Callable = lambda config: config.meta_solver is None or \
         solvers.reads_payoffs(config.meta_solver)
     """``reads_table(config) -> bool``: whether it reads the payoff table's values (by

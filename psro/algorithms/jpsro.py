@@ -49,6 +49,7 @@ from psro.errors import MetaSolverError
 from psro.evaluation.exact import PlanStack
 from psro.extensive_form.members import Keys
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.metrics_row import per_player
 from psro.oracles.spec import Target
 from psro.state import RunState, joint_from_record, joint_record
 
@@ -181,6 +182,10 @@ class JPSROAlgorithm(Algorithm):
                 for pop in state.populations):
             return "no_novel_best_response"
         return None
+
+    def columns(self, num_players: int) -> tuple[str, ...]:
+        """The keys of :meth:`metrics`."""
+        return ("gap", "gap_kind", *per_player("gap_p", num_players))
 
     def metrics(self, state: RunState) -> dict:
         """The exact (C)CE gap of the joint in the full game, and each player's part."""

@@ -50,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from psro import oracles
 from psro.algorithms.base import Algorithm, AlgorithmEntry
 from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
@@ -88,8 +89,13 @@ class XDOAlgorithm(Algorithm):
 
     name = "xdo"
 
-    def __init__(self, tree: SequenceFormGame, zero_sum: bool = True, solver: str | None = None):
+    def __init__(self, tree: SequenceFormGame, zero_sum: bool = True, solver: str | None = None,
+                 exact_oracle: bool = True):
         self.tree = tree
+        self.exact_oracle = exact_oracle
+        """Whether best responses are exact: only then does a restricted game that no response
+        extends hold a full-game equilibrium (an approximate response may just have missed
+        the action that would extend it)."""
         two_player_zero_sum = tree.num_players == 2 and zero_sum
         self.solver = solver or ("lp" if two_player_zero_sum else "cfr")
         """The restricted game's solver: ``"lp"`` (exact) or ``"cfr"`` (warm-started CFR+)."""
@@ -164,6 +170,10 @@ class XDOAlgorithm(Algorithm):
                        for p, pop in enumerate(state.populations)]
             self.cfr.replay(allowed, int(member.metadata["cfr_iterations"]))
 
+    def columns(self, num_players: int) -> tuple[str, ...]:
+        """The key of :meth:`metrics`."""
+        return ("restricted_actions",)
+
     def metrics(self, state: RunState) -> dict:
         """``restricted_actions``: the (information set, action) pairs the restricted game
         allows, summed over the players (the full game's count once it is complete)."""
@@ -218,10 +228,18 @@ class XDOAlgorithm(Algorithm):
         """One best response per player against the restricted equilibrium."""
         return plain_targets(state.mixtures)
 
+    def chosen_settings(self) -> dict:
+        """Settings whose default this algorithm chose for the run (``xdo_solver``: ``lp`` on
+        two-player zero-sum games, ``cfr`` elsewhere), so that the run records what ran."""
+        return {"xdo_solver": self.solver}
+
     def stop(self, state: RunState) -> str | None:
-        """``restricted_game_complete`` once the newest best responses add no action (and,
-        with CFR+, its tolerance has reached its floor: else the next iteration solves the
-        same restricted game more tightly)."""
+        """Once the newest best responses add no action (and, with CFR+, its tolerance has
+        reached its floor: else the next iteration solves the same restricted game more
+        tightly): ``restricted_game_complete`` with exact responses (the restricted game's
+        equilibrium is the full game's), ``no_new_actions`` with approximate (trained) ones,
+        which may have missed the action that would extend it: not convergence (the run's
+        exploitability says how far it is)."""
         if state.iteration < 1:
             return None
         if self.solver == "cfr" and \
@@ -231,7 +249,7 @@ class XDOAlgorithm(Algorithm):
             older = [m for m in pop if m.metadata.get("iteration", 0) < state.iteration]
             if not np.array_equal(self.allowed(p, older), self.allowed(p, pop)):
                 return None
-        return "restricted_game_complete"
+        return "restricted_game_complete" if self.exact_oracle else "no_new_actions"
 
 
 def _lp_rows(dual: list[sp.csr_matrix], payoff: sp.csr_matrix) -> tuple[sp.csr_matrix,
@@ -247,8 +265,9 @@ def _lp_rows(dual: list[sp.csr_matrix], payoff: sp.csr_matrix) -> tuple[sp.csr_m
 
 def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:
     """The registry's factory: the walked tree is its restricted game."""
+    exact = "exact" in oracles.get(context.config.oracle).capabilities
     return XDOAlgorithm(context.require_tree(NEEDS_TREE), zero_sum=context.game.zero_sum,
-                        solver=context.config.xdo_solver)
+                        solver=context.config.xdo_solver, exact_oracle=exact)
 
 
 NEEDS_TREE = "algorithm 'xdo' (its restricted game is the walked tree)"

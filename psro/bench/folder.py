@@ -3,6 +3,7 @@ and whether a call of a suite may write into it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,7 +47,32 @@ def seed_ranges(seeds: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
 
 
-def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) -> None:
+def _dropped(held: list, games: list) -> str | None:
+    """What of the runs described by ``held`` (a folder's ``suite.json`` games) the suite
+    ``games`` would drop or describe otherwise, in words; None where it keeps them all (it may
+    add games and methods)."""
+    new = {g.get("label"): g for g in games if isinstance(g, dict)}
+    for game in (g for g in held if isinstance(g, dict)):
+        label = game.get("label")
+        other = new.get(label)
+        if other is None:
+            return f"it has no game {label!r}"
+        for key, value in game.items():
+            if key != "methods" and other.get(key) != value:
+                return f"its game {label!r} has {key} {other.get(key)!r}, not {value!r}"
+        methods = {m.get("label"): m for m in other.get("methods", ())}
+        for method in game.get("methods") or ():
+            mine = methods.get(method.get("label"))
+            if mine is None:
+                return f"its game {label!r} has no method {method.get('label')!r}"
+            if mine.get("settings") != method.get("settings"):
+                return (f"its method {method.get('label')!r} of {label!r} has other settings "
+                        f"({mine.get('settings')} against {method.get('settings')})")
+    return None
+
+
+def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = (),
+                       games: list | None = None) -> None:
     """Refuse, before anything is written (:class:`ConfigError`), an ``out`` that cannot be
     the folder of the suite ``name`` run with ``seeds``: a file; a folder of another suite (its
     ``suite.json`` would be replaced and its runs dropped from its report); a folder that holds
@@ -54,7 +80,11 @@ def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) ->
     be mixed into it); a folder of this suite whose earlier calls listed seeds that ``seeds``
     leaves out (its ``suite.json`` would drop them, and its report and head-to-head results
     would be over fewer seeds than its tables count). A new or empty folder, or one of an
-    earlier call of this suite with the same or more seeds, is accepted."""
+    earlier call of this suite with the same or more seeds, is accepted. Suites are told apart
+    by their runs as well as by name: with ``games`` (the new suite's description of its
+    games), a folder whose suite of the same name has a game or method that ``games`` lacks or
+    describes otherwise (a suite file of the same name with other contents) is refused too; a
+    suite that adds games or methods to it is accepted."""
     out = Path(out)
     if not out.exists():
         return
@@ -70,6 +100,11 @@ def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) ->
                           f"earlier call of this suite")
     if held not in (None, name):
         raise ConfigError(f"{out} holds the runs of suite {held!r}; use another --out")
+    dropped = None if held is None or games is None else \
+        _dropped(described.get("games") or [], games)
+    if dropped:
+        raise ConfigError(f"{out} holds the runs of another suite named {name!r}: this one "
+                          f"would drop or change them ({dropped}); use another --out")
     left_out = sorted(set(_seeds(described)) - set(seeds)) if held is not None and seeds else []
     if left_out:
         raise ConfigError(f"{out} holds seeds {seed_ranges(_seeds(described))} of suite {name!r}, "
@@ -78,3 +113,41 @@ def check_suite_folder(out: str | Path, name: str, seeds: Sequence[int] = ()) ->
                           f"{seed_ranges(left_out)} out; run it with every seed the folder "
                           f"holds (--seeds N runs 0 to N-1; finished runs are skipped), or "
                           f"use another --out")
+
+
+SUITE_FILES = ("suite.json", "report")
+"""What a suite's folder holds beside its games' folders."""
+GAME_FILES = ("reference.json", "head_to_head.json")
+"""What a game's folder holds beside its methods' folders."""
+MAX_FOLDER_NAME = 100
+"""Longest folder name of a game or method label (a run's files add ``seed-N.done.json``, and
+file systems allow 255 bytes)."""
+
+
+def check_folder_names(where: str, kind: str, labels: list[str], taken: tuple[str, ...]) -> None:
+    """Refuse, before any folder is made, labels whose folder names (:func:`slug`) collide
+    (``psro nash`` and ``psro, nash``; labels of other scripts all become ``x``), are longer than
+    :data:`MAX_FOLDER_NAME` or are names the folder already uses for its own files
+    (``taken``) or that a file system reserves (``.``, ``..``)."""
+    folders: dict[str, str] = {}
+    for label in labels:
+        folder = slug(label)
+        if folder in folders:
+            raise ConfigError(f"{where}: the {kind} labels {folders[folder]!r} and {label!r} "
+                              f"would share the folder {folder!r} (a label's folder keeps its "
+                              f"letters A-Z, digits, '_' and '.'); give them labels that differ "
+                              f"there")
+        if len(folder) > MAX_FOLDER_NAME:
+            raise ConfigError(f"{where}: the {kind} label {label[:40]!r}... makes a folder name "
+                              f"of {len(folder)} characters; at most {MAX_FOLDER_NAME}")
+        if folder in (*taken, ".", "..") or set(folder) == {"."}:
+            raise ConfigError(f"{where}: the {kind} label {label!r} would be the folder "
+                              f"{folder!r}, a name the suite's folders keep for "
+                              f"{'their own files' if folder in taken else 'the file system'}; "
+                              f"choose another label")
+        folders[folder] = label
+
+
+def slug(text: str) -> str:
+    """A folder name for a game or method label: ``Liar's dice 2x5`` -> ``liar-s-dice-2x5``."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-").lower() or "x"

@@ -23,53 +23,35 @@ from pathlib import Path
 import numpy as np
 
 from psro.bench.completion import missing_methods, planned_runs, seeds_cell, unfinished_lines
-from psro.bench.head_to_head_table import HEADER, table_rows
+from psro.bench.folder import slug
+from psro.bench.head_to_head_table import HEADER
+from psro.bench.large_tier_report import large_tier
+from psro.bench.report_common import finished_groups, read_measurement, style
 from psro.bench.results_table import cell, csv_text, table_row, tex_text
 from psro.bench.runner import deterministic
-from psro.bench.suites import slug
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
-from psro.reports import RunRecord
 from psro.reports.figures import plot_panels
 from psro.reports.groups import Curve, RunGroup, aggregate, interval
 from psro.reports.tables import number_text
 from psro.storage.files import atomic_write_text
 from psro.storage.text_files import read_json
 
-REFERENCE_STYLES = {"CFR+ (OpenSpiel)": {"color": "black", "linestyle": "--"},
-                    "uniform policy": {"color": "0.55", "linestyle": ":", "marker": ""}}
-"""Reference lines look the same in every panel; each method has one colour in every panel."""
-PALETTE = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-           "tab:pink", "tab:olive", "tab:cyan")
-
-
-def _style(label: str, labels: list[str]) -> dict:
-    if label in REFERENCE_STYLES:
-        return REFERENCE_STYLES[label]
-    return {"color": PALETTE[labels.index(label) % len(PALETTE)]} if label in labels else {}
-
-
-def _groups(out: Path, game: dict) -> list[RunGroup]:
-    """Each method's finished runs (those with a ``seed-N.done.json``: a killed run or one
-    still running would mix a partial curve into the finished ones)."""
-    found = []
-    for method in game["methods"]:
-        folder = out / slug(game["label"]) / slug(method["label"])
-        paths = sorted(p for p in folder.glob("seed-*") if (p / "config.json").exists()
-                       and p.with_name(f"{p.name}.done.json").exists())
-        if paths:
-            found.append(RunGroup({}, [RunRecord(p) for p in paths], method["label"]))
-    return found
-
-
-def _read(path: Path) -> dict | None:
-    """A measurement file of the suite, or None where it is missing or damaged (the report
-    then leaves out what it held; running the suite again measures it anew)."""
-    try:
-        data = read_json(path)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+COLUMN_NOTES = (
+    "- *at 1/4 budget*: walkable tier, the mean over a method's distinct runs of the "
+    "exploitability each had at a quarter of the time budget (its last iteration finished by "
+    "then), with the 95% half-width.",
+    "- *at the end*: walkable tier, the mean of the exploitability at each run's end: its last "
+    "iteration, which may finish past the budget (a run stops at the first iteration that "
+    "ends at or after it); the figure's curves end there too, each run holding its final "
+    "value. Large tier: the mean of the lower bounds measured at each run's end with the "
+    "game's shared best-response budget.",
+    "- *env steps*: large tier, the mean env steps a run took.",
+    "- *time to threshold*: the mean wall time at which the runs that reached a threshold "
+    "first measured an exploitability at or below it (how many of the runs did), whether "
+    "before or after the budget.",
+    "- *Elo*: large tier, the methods' ratings from their head-to-head results.")
+"""What each column of the results table holds (written above it in ``report.md``)."""
 
 
 def _method_labels(suite: dict) -> list[str]:
@@ -96,6 +78,18 @@ def _at(curve: Curve | None, x: float) -> tuple[float, float]:
     return float(curve.mean[k]), float(half)
 
 
+def _end(group: RunGroup) -> tuple[float, float]:
+    """The mean over the group's distinct runs of the exploitability at each run's end (its
+    last iteration, which may finish past the time budget) and its 95% half-width (NaN with
+    one run)."""
+    finals = np.array([_series(rec)[1][-1] for rec in group.distinct if len(_series(rec)[1])])
+    if len(finals) == 0:
+        return math.nan, math.nan
+    curve = interval(np.zeros(1), finals[:, None])
+    return float(curve.mean[0]), float(curve.high[0] - curve.mean[0]) if curve.n > 1 \
+        else math.nan
+
+
 def _crossings(series: list[tuple[np.ndarray, np.ndarray]], thresholds) -> str:
     cells = []
     for t in thresholds:
@@ -114,39 +108,40 @@ def _series(rec) -> tuple[np.ndarray, np.ndarray]:
 def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list,
               by_steps: list, diversity: list, planned: dict) -> None:
     budget, curves, stepped, diverse = float(game["time_budget_s"]), [], [], []
-    found = _groups(out, game)
+    found = finished_groups(out, game)
     for group in found:
         spread = aggregate(group, "iteration", "diversity_p0")
         if spread is not None:
-            diverse.append((group.label, spread, False, _style(group.label, labels)))
+            diverse.append((group.label, spread, False, style(group.label, labels)))
         if any(rec.metrics[-1].get("env_steps") for rec in group.records):
             steps = aggregate(group, "env_steps")
             if steps is not None:
-                stepped.append((group.label, steps, False, _style(group.label, labels)))
-        curve = aggregate(group, "wall_time_s")
+                stepped.append((group.label, steps, False, style(group.label, labels)))
+        curve = aggregate(group, "wall_time_s", hold=True)
         if curve is not None:
-            curves.append((group.label, curve, False, _style(group.label, labels)))
-        q, fin = _at(curve, budget / 4), _at(curve, budget)
+            curves.append((group.label, curve, False, style(group.label, labels)))
+        q, fin = _at(curve, budget / 4), _end(group)
         crossed = _crossings([_series(r) for r in group.distinct], game["thresholds"])
         seeds = seeds_cell(_seeds_text(group), len(group.records), planned, game, group.label)
         rows.append(table_row(game, group.label, seeds, q, fin, crossed))
     for method in missing_methods(game, [g.label for g in found], planned):
         rows.append(table_row(game, method, seeds_cell("0", 0, planned, game, method),
                               (math.nan, math.nan), (math.nan, math.nan), ""))
-    ref = _read(out / slug(game["label"]) / "reference.json")
+    ref = read_measurement(out / slug(game["label"]) / "reference.json")
     if ref is not None:
         cfr = ref["cfr_plus"]
         x = np.array([r["wall_time_s"] for r in cfr])
         y = np.array([r["exploitability"] for r in cfr])
         curve = interval(x, y[None, :])
-        curves.append(("CFR+ (OpenSpiel)", curve, False, _style("CFR+ (OpenSpiel)", labels)))
+        curves.append(("CFR+ (OpenSpiel)", curve, False, style("CFR+ (OpenSpiel)", labels)))
         rows.append(table_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
-                              _at(curve, budget), _crossings([(x, y)], game["thresholds"])))
+                              (float(y[-1]), math.nan), _crossings([(x, y)],
+                                                                   game["thresholds"])))
         flat = np.array([ref["uniform"]] * 2)
         start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, *_ in curves
                                        if np.any(c.x > 0))])
         curves.append(("uniform policy", interval(np.array([start, budget]), flat[None, :]),
-                       False, _style("uniform policy", labels)))
+                       False, style("uniform policy", labels)))
         rows.append(table_row(game, "uniform policy", "-", (ref["uniform"], math.nan),
                               (ref["uniform"], math.nan), ""))
     if curves:
@@ -157,84 +152,24 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         diversity.append((game["label"], diverse))
 
 
-def _measured(group: RunGroup) -> Curve | None:
-    """The group's lower bounds measured during its runs, then the shared one at each run's
-    end, against env steps: the mean over its runs at each env-step count where one was
-    measured (each run's last measurement so far), over the steps every run reached."""
-    series = []
-    for rec in group.records:
-        points = [(r["env_steps"], r["exploitability"]) for r in rec.metrics
-                  if r.get("exploitability") is not None]
-        if points and (bound := _shared_bound(rec)) is not None:
-            points.append((rec.metrics[-1].get("env_steps") or 0, bound))
-        series.append(np.array(points, dtype=float).reshape(-1, 2).T)
-    if not series or any(len(x) == 0 for x, _ in series):
-        return None
-    start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)
-    grid = np.unique(np.concatenate([x[(x >= start) & (x <= end)] for x, _ in series]))
-    values = np.stack([y[np.searchsorted(x, grid, side="right") - 1] for x, y in series])
-    return interval(grid, values)
-
-
-def _bounds(group: RunGroup | None) -> tuple[list[float], list[float]]:
-    """The shared-budget lower bounds of the group's runs (``seed-N.bound.json`` beside
-    each) and the env steps each run took."""
-    found = [(bound, float(rec.metrics[-1].get("env_steps") or 0))
-             for rec in (group.records if group is not None else [])
-             if (bound := _shared_bound(rec)) is not None]
-    return [b for b, _ in found], [s for _, s in found]
-
-
-def _shared_bound(rec: RunRecord) -> float | None:
-    bound = _read(rec.path.with_name(f"{rec.path.name}.bound.json"))
-    return None if bound is None else float(bound["exploitability"])
-
-
-def _large(out: Path, game: dict, labels: list[str], rows: list, panels: list,
-           h2h: list, planned: dict) -> None:
-    path = out / slug(game["label"]) / "head_to_head.json"
-    duel = _read(path)
-    curves, groups = [], {g.label: g for g in _groups(out, game)}
-    for method in game["methods"]:
-        values, steps = _bounds(groups.get(method["label"]))
-        if not values:
-            if (game["label"], method["label"]) in planned:
-                rows.append(table_row(game, method["label"],
-                                      seeds_cell("0", 0, planned, game, method["label"]),
-                                      (math.nan, math.nan), (math.nan, math.nan), ""))
-            continue
-        curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
-        during = _measured(groups[method["label"]]) if method["label"] in groups else None
-        curves.append((method["label"], during if during is not None else curve, True,
-                       _style(method["label"], labels)))
-        half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else math.nan
-        seeds = seeds_cell(str(len(values)), len(values), planned, game, method["label"])
-        rows.append(table_row(game, method["label"], seeds, (math.nan, math.nan),
-                              (float(curve.mean[0]), half), "", float(np.mean(steps)),
-                              duel["elo"].get(method["label"], math.nan) if duel else math.nan))
-    if curves:
-        panels.append((game["label"], curves))
-    if duel:
-        h2h += table_rows(game["label"], duel)
-
-
 def _tier(out: Path, suite: dict, tier: str, title: str, labels: list[str], rows: list,
           h2h: list, target: Path, planned: dict) -> list[str]:
     """One tier's figures (exploitability; against env steps and population diversity for the
     walkable tier), its table rows added to ``rows`` and head-to-head lines to ``h2h``; returns
     its Markdown lines."""
-    lines, panels, by_steps, diversity = [], [], [], []
+    lines, panels, by_steps, diversity, notes = [], [], [], [], []
     for game in (g for g in suite["games"] if g["tier"] == tier):
         if tier == "walkable":
             _walkable(out, game, labels, rows, panels, by_steps, diversity, planned)
-        else:
-            _large(out, game, labels, rows, panels, h2h, planned)
+        elif (note := large_tier(out, game, labels, rows, panels, h2h, planned)) is not None:
+            notes.append(note)
     if panels:
         xlabel = "wall time (s)" if tier == "walkable" else "environment steps"
         plot_panels(panels, xlabel, "exploitability", f"{tier} tier: {title}",
                     target / f"{tier}.png", log_x=tier == "walkable",
                     linear_y=tier == "large")
         lines += [f"## {tier.capitalize()} tier", "", f"![{tier} tier]({tier}.png)", ""]
+        lines += [line for note in notes for line in (note, "")]
     if by_steps:
         plot_panels(by_steps, "environment steps", "exploitability",
                     "walkable tier, trained oracles: exploitability against environment "
@@ -275,7 +210,8 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
                         ("large", "approximate exploitability (lower bound) at a shared "
                                   "best-response budget")):
         lines += _tier(out, suite, tier, title, labels, rows, h2h, target, planned)
-    lines += ["## Results", "", "| game | method | seeds | at 1/4 budget | at the end | "
+    lines += ["## Results", "", *COLUMN_NOTES, "",
+              "| game | method | seeds | at 1/4 budget | at the end | "
               "env steps | time to threshold (runs that reached it) | Elo |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     lines += [f"| {r['game']} | {r['method']} | {r['seeds']} | "
@@ -285,7 +221,7 @@ def write_suite_report(out: str | Path, folder: str | Path | None = None) -> Pat
               f"{cell(r['elo'], '+.0f')} |" for r in rows]
     if h2h:
         lines += ["", *HEADER, *h2h]
-    stopped = [(p, _read(p)) for p in sorted(out.glob("*/*/seed-*.done.json"))]
+    stopped = [(p, read_measurement(p)) for p in sorted(out.glob("*/*/seed-*.done.json"))]
     stopped = [(p, note) for p, note in stopped if note is not None and note.get("error")]
     if stopped:
         lines += ["", "## Runs that stopped short of their budget", "",

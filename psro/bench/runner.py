@@ -37,7 +37,7 @@ from typing import TextIO
 
 from psro.bench import references
 from psro.bench.evaluation import head_to_head, shared_lower_bound
-from psro.bench.folder import check_suite_folder
+from psro.bench.folder import check_suite_folder, slug
 from psro.bench.preflight import check_runs, refusal
 from psro.bench.suites import (
     Method,
@@ -46,7 +46,6 @@ from psro.bench.suites import (
     check_suite,
     describe,
     run_config,
-    slug,
 )
 from psro.build import settings_read
 from psro.config import RunConfig
@@ -252,7 +251,8 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     suite = check_suite(suite)
     chosen = select_games(suite, games)
     runs = [r for r in plan(suite, out, overrides) if r.game in chosen]
-    check_suite_folder(out, suite.name, suite.seeds)
+    check_suite_folder(out, suite.name, suite.seeds,
+                       json.loads(json.dumps(describe(suite)["games"])))
     check_runs(runs)  # before anything is written
     # what each directory holds, read once: a folder of another suite is refused before any
     # work, and only run k writes run k's directory

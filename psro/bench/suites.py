@@ -16,9 +16,9 @@ also be read from a TOML file (:mod:`psro.bench.suite_file`), in the same shape;
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
+from psro.bench.folder import GAME_FILES, SUITE_FILES, check_folder_names
 from psro.config import MAX_SEED, RunConfig
 from psro.errors import ConfigError
 from psro.option_checks import check_count, check_positive
@@ -175,7 +175,9 @@ SUITES: dict[str, Suite] = {
                                "PPO self-play and fictitious self-play"),
     "quick": Suite("quick", _walkable(0.1, ppo_steps=2000) + _large(
         45, 12_000, 4000, 1, ppo_steps=3000, mc=QUICK_MC), seeds=(0,),
-        description="every game of both tiers with small budgets and one seed (a few minutes)"),
+        description="a smoke test: every game of both tiers with small budgets and one seed (a "
+                    "few minutes); it checks that every method runs on every game, and its "
+                    "numbers do not rank the methods (use walkable, large or full for that)"),
 }
 SUITES["full"] = Suite("full", SUITES["walkable"].games + SUITES["large"].games,
                        description="both tiers")
@@ -210,13 +212,10 @@ def check_suite(suite: Suite) -> Suite:
     if len(set(suite.seeds)) < len(suite.seeds):
         raise ConfigError(f"suite {suite.name!r}: seeds must be distinct (a seed's runs share "
                           f"one folder); got {list(suite.seeds)}")
-    folders = [slug(g.label) for g in suite.games]
-    twice = next((g.label for g, f in zip(suite.games, folders, strict=True)
-                  if folders.count(f) > 1), None)
-    if twice is not None:
-        raise ConfigError(f"suite {suite.name!r}: two games share the label {twice!r} (or "
-                          f"its folder name); give each game its own label")
+    check_folder_names(f"suite {suite.name!r}", "game", [g.label for g in suite.games],
+                       SUITE_FILES)
     for game in suite.games:
+        check_folder_names(game.label, "method", [m.label for m in game.methods], GAME_FILES)
         check_count(f"{game.label}: response_steps", game.response_steps)
         for threshold in game.thresholds:
             check_positive(f"{game.label}: a threshold", threshold)
@@ -287,8 +286,3 @@ def run_config(game: SuiteGame, method: Method, seed: int) -> RunConfig:
                                "time_budget_s": game.time_budget_s,
                                "env_step_budget": game.env_steps if trained else None,
                                "lower_bound": bound}).validate()
-
-
-def slug(text: str) -> str:
-    """A folder name for a game or method label: ``Liar's dice 2x5`` -> ``liar-s-dice-2x5``."""
-    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-").lower() or "x"

@@ -18,13 +18,15 @@ def cmd_judge(args) -> int:
     path = judges.cache_file(args.size, args.pixels, args.seed)
     if args.retrain and path.exists():
         path.unlink()
-    cached = path.exists()
+    cached = judges.cached_judge(args.size, args.pixels, args.seed) is not None
+    damaged = path.exists() and not cached
     start = time.perf_counter()
     judge = judges.judge(args.size, args.pixels, args.seed)
     seconds = time.perf_counter() - start
     held_out, images = judges.accuracy(judge, args.pixels)
     trained_on, _ = judges.accuracy(judge, args.pixels, part="judge")
-    source = "read from the cache" if cached else f"trained in {seconds:.1f} s"
+    source = "read from the cache" if cached else f"trained in {seconds:.1f} s" + (
+        " (the cache file was damaged; it was replaced)" if damaged else "")
     print(f"judge of {args.size}x{args.size} digits from {args.pixels} pixels, seed "
           f"{args.seed}: {source}")
     print(f"  checksum {judge.checksum}")

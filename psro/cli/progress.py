@@ -147,41 +147,10 @@ def limits_text(limits: tuple) -> str:
 
 
 def variant_hint(run) -> str | None:
-    """A one-line suggestion where a run of ``psro`` is on a two-player zero-sum game: on an
-    extensive-form game small enough to walk, ``xdo`` is the measured winner
-    (docs/variants/xdo.md; not on a matrix game, one information set a player, where both are
-    double oracle); on a game too large to walk, ``anytime`` with 128 episodes a regret-matching
-    estimate, where the oracle can run its rounds (docs/variants/anytime.md)."""
-    context, config = run.parts.context, run.config
-    if config.algorithm != "psro" or context.game.num_players != 2 \
-            or not context.game.zero_sum:
-        return None
-    if context.tree is None:
-        return _anytime_hint(config)
-    if max(p.num_infosets for p in context.tree.players) < 2:
-        return None
-    if config.oracle == "ppo":
-        return ("hint: on two-player zero-sum games small enough to walk, --algorithm xdo "
-                "needs far fewer PPO best responses (Leduc: exploitability 0.002 after 140 s "
-                "with default options; psro 0.23 after 10 minutes); see docs/variants/xdo.md")
-    return ("hint: on two-player zero-sum games small enough to walk, --algorithm xdo reaches "
-            "an exact equilibrium fastest (exploitability 1e-3: Leduc 0.22 s, psro 32 s; liar's "
-            "dice 13 s with --xdo-solver cfr); see docs/variants/xdo.md")
+    """The suggestion a run's algorithm declares for it (``AlgorithmEntry.hint``), or None."""
+    from psro import algorithms
 
-
-def _anytime_hint(config) -> str | None:
-    """The suggestion for a game too large to walk, where the run's oracle can do what anytime
-    PSRO's regret matching needs of it (it asks the registries, not the oracle's name)."""
-    from psro import algorithms, oracles
-
-    if not algorithms.get("anytime").needs(config, False) <= \
-            oracles.get(config.oracle).capabilities:
-        return None
-    return ("hint: on two-player zero-sum games too large to walk, --algorithm anytime "
-            "--anytime-episodes 128 gave the least exploitable meta-policies at 10M env steps "
-            "(phantom tic-tac-toe: lower bound 0.50, psro 0.76; dark hex 3: 0.002 both) and beat "
-            "PPO self-play on every seed, in 1.3-2.6 times psro's wall time; see "
-            "docs/variants/anytime.md")
+    return algorithms.get(run.config.algorithm).hint(run)
 
 
 def announce(run, quiet: bool) -> None:
@@ -191,6 +160,7 @@ def announce(run, quiet: bool) -> None:
     text = where() if where is not None else None  # starts a Ray cluster now: errors first
     if quiet:
         return
+    run.notice = lambda line: print(line, flush=True)  # e.g. before the final lower bound
     if text:
         print(text, flush=True)
     print(limits_text(run.limits), flush=True)

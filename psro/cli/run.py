@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from psro.cli.common import CliError, options
+from psro.rl.config import PPOConfig
 
 
 def _exploitability_text(row: dict) -> str:
     kind = row.get("exploitability_kind", "exact")
     if row.get("exploitability") is None:
         return "n/a (sampled payoffs; measured when the run stops)"
-    suffix = " (approximate lower bound)" if kind == "approximate_lower_bound" else ""
+    half = row.get("exploitability_half_width")
+    suffix = (" (approximate lower bound" + (f", +- {half:.2g} at 95%" if half is not None
+                                             else "") + ")") \
+        if kind == "approximate_lower_bound" else ""
     gap = f"  {row['gap_kind']} gap {row['gap']:.6g}" if "gap" in row else ""
     return f"{row['exploitability']:.6g}{suffix}{gap}"
+
+
+NOT_CONVERGED = {
+    "no_new_actions": "note: the trained best responses added no action to the restricted game, "
+                      "so the run stopped; approximate responses can miss the action that "
+                      "would, so this is not convergence (the exploitability above says how "
+                      "far it is): more env steps per response (--ppo env_steps=N) or the "
+                      "exact oracle go further"}
+"""Stop reasons that end a run without showing it converged, and what to tell the user."""
 
 
 def _overrides(args) -> dict:
@@ -106,6 +120,8 @@ def cmd_run(args) -> int:
     last = run.metrics[-1]
     print(f"done ({run.stop_reason}): iteration {last['iteration']}, exploitability "
           f"{_exploitability_text(last)}, run directory {args.out}")
+    if run.stop_reason in NOT_CONVERGED:
+        print(NOT_CONVERGED[run.stop_reason])
     return 0
 
 
@@ -153,7 +169,9 @@ def add_parser(sub) -> None:
     run.add_argument("--meta-solver-option", action="append", metavar="KEY=VALUE",
                      help="meta-solver option, repeatable (e.g. p=0.8)")
     run.add_argument("--ppo", action="append", metavar="KEY=VALUE",
-                     help="PPO oracle option, repeatable (e.g. env_steps=60000); see README")
+                     help=f"PPO oracle option, repeatable (e.g. env_steps=60000): "
+                          f"{', '.join(f.name for f in dataclasses.fields(PPOConfig))}; each "
+                          f"with its default and range in docs/guide/ppo.md")
     run.add_argument("--iterations", type=int,
                      help="stop at this iteration (counting resumed ones); without it, a run "
                           "with --time-budget, --target-exploitability or --env-step-budget runs "

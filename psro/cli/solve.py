@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -48,8 +49,14 @@ def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
                 if handle.read(len(MAGIC[suffix][0])) != MAGIC[suffix][0]:
                     raise CliError(f"{path}: not a {suffix} file ({MAGIC[suffix][1]})")
         if suffix == ".npy":
+            with open(file, "rb") as handle:
+                _check_header(path, handle)
             return np.load(file, allow_pickle=False)
         if suffix == ".npz":
+            with zipfile.ZipFile(file) as archive:
+                for member in archive.namelist():
+                    with archive.open(member) as handle:
+                        _check_header(f"{path} ({member})", handle)
             with np.load(file, allow_pickle=False) as data:
                 if not data.files:
                     raise CliError(f"{path}: the .npz holds no arrays")
@@ -70,6 +77,24 @@ def _read_payoff_file(path: str) -> list[np.ndarray] | np.ndarray:
                    f"(a zero-sum matrix) or .npz (one array per player)")
 
 
+def _check_header(path: str, handle) -> None:
+    """Read an array's ``.npy`` header (not its data) and refuse, before anything is
+    allocated, a shape with an axis over :data:`MAX_STRATEGIES` or over
+    :data:`MAX_ENTRIES` entries (a 64-byte file may claim a shape of a million by a million)."""
+    version = np.lib.format.read_magic(handle)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+        np.lib.format.read_array_header_2_0
+    shape, _, _ = read(handle)
+    entries = int(np.prod(shape, dtype=object)) if shape else 1
+    if any(n > MAX_STRATEGIES for n in shape) or entries > MAX_ENTRIES:
+        raise CliError(f"{path}: an array of shape {shape} is larger than psro solve takes (at "
+                       f"most {MAX_STRATEGIES:,} strategies per player and {MAX_ENTRIES:,} "
+                       f"entries an array); solve it from Python with solvers.get(name)"
+                       f"(payoffs), which has no limit")
+
+
+MAX_ENTRIES = 4_000_000
+"""Most entries of one payoff array ``psro solve`` reads (32 MB of float64)."""
 MAX_STRATEGIES = 2_000
 """Most strategies per player ``psro solve`` takes (the LP of a dense 2,000 x 2,000 zero-sum
 game takes about a minute on two cores; larger ones grow as the cube)."""

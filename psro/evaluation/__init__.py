@@ -9,6 +9,10 @@ An evaluator has
 - ``initial_members()``: iteration 0's population, one uniform member per player;
 - ``extend(table, populations, backend) -> int``: evaluate the profiles that are new since
   ``table`` was last grown, grow it, and return how many entries were evaluated;
+- ``exact_entries``: whether the payoff table's entries are exact (then the loop adds each
+  new member's response gain to the row);
+- ``columns(num_players) -> tuple[str, ...]``: every key its metrics may hold (the
+  row's evaluator columns, :mod:`psro.metrics_row`);
 - ``measure(populations, mixtures, table) -> dict``: the metrics of the meta-policy (the same
   keys every iteration);
 - ``finish(state, backend) -> dict | None``: metrics that are measured once, when a run stops,
@@ -39,6 +43,10 @@ class Evaluator(Protocol):
 
     name: str
     measures_exploitability: bool
+    exact_entries: bool
+
+    def columns(self, num_players: int) -> tuple[str, ...]:
+        """Every key that :meth:`measure`, :meth:`finish` and ``during`` may write."""
 
     def initial_members(self) -> list:
         """Iteration 0's members, one per player."""

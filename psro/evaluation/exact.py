@@ -9,6 +9,7 @@ from psro.backends import Backend
 from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.policies import TabularPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.metrics_row import MEASURED_COLUMNS, per_player
 from psro.payoffs import PayoffTable
 from psro.state import RunState
 
@@ -71,6 +72,7 @@ class ExactEvaluator:
     measures_exploitability = True
     """Exploitability is measured exactly every iteration (a target exploitability can end
     the run)."""
+    exact_entries = True
 
     def __init__(self, tree: SequenceFormGame):
         self.tree = tree
@@ -92,6 +94,12 @@ class ExactEvaluator:
                   for block in blocks]
         table.grow(new, blocks, values)
         return int(np.prod(new) - np.prod(old))
+
+    @staticmethod
+    def columns(num_players: int) -> tuple[str, ...]:
+        """The keys of :meth:`measure`."""
+        return MEASURED_COLUMNS + per_player("gain_p", num_players) + \
+            per_player("value_p", num_players)
 
     def measure(self, populations: list[list], mixtures: list[np.ndarray],
                 table: PayoffTable) -> dict:

@@ -26,6 +26,7 @@ from psro.context import GameContext
 from psro.evaluation import monte_carlo
 from psro.evaluation.refinement import entries_to_refine
 from psro.extensive_form.members import UniformMember
+from psro.metrics_row import MEASURED_COLUMNS, per_player
 from psro.payoffs import PayoffTable
 from psro.rl.config import PPOConfig, response_config
 from psro.seeds import derive_seed
@@ -43,6 +44,7 @@ class SampledEvaluator:
 
     name = "sampled"
     measures_exploitability = False
+    exact_entries = False
     """Exploitability is a lower bound measured when the run stops or every so often, never
     every iteration: no target exploitability can end the run."""
 
@@ -152,6 +154,15 @@ class SampledEvaluator:
                             state.iteration)
         return True
 
+    @staticmethod
+    def columns(num_players: int) -> tuple[str, ...]:
+        """The keys of :meth:`measure` (a superset of the lower bound's, which :meth:`finish`
+        and :meth:`during` write)."""
+        return (*MEASURED_COLUMNS, *per_player("gain_p", num_players),
+                *per_player("value_p", num_players), "meta_game_nash_conv",
+                *per_player("gain_std_err_p", num_players), "exploitability_half_width",
+                "payoff_episodes")
+
     def measure(self, populations: list[list], mixtures: list[np.ndarray],
                 table: PayoffTable) -> dict:
         """The meta-policy's values and its NashConv within the population (exploitability is
@@ -174,6 +185,15 @@ class SampledEvaluator:
                 "meta_game_nash_conv": solvers.nash_conv(game, mixtures),
                 **{f"gain_std_err_p{p}": None for p in range(n)},
                 "exploitability_half_width": None, "payoff_episodes": self._spent}
+
+    def finish_text(self) -> str | None:
+        """What :meth:`finish` is about to measure, in words (None where it measures nothing):
+        a run says it before the minutes the responses may take."""
+        if not self.final:
+            return None
+        return (f"measuring the final meta-policy's approximate exploitability (a lower bound): "
+                f"a PPO best response of {self.ppo.env_steps:,} env steps for each of the "
+                f"{self.num_players} players")
 
     def finish(self, state: RunState, backend: Backend) -> dict:
         """Approximate exploitability of the final meta-policy (:meth:`lower_bound`); nothing

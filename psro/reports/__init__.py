@@ -29,12 +29,12 @@ from psro.reports import tables as report_tables
 from psro.reports.html import markdown_to_html
 from psro.storage import checkpoint
 from psro.storage.files import (
-    DirectoryLock,
     as_path,
     atomic_write_text,
     earlier_output,
     finish_output,
 )
+from psro.storage.lock import DirectoryLock
 
 
 class RunRecord:
@@ -235,7 +235,7 @@ def _draw_group_figures(run_groups: list, out: Path, formats: tuple[str, ...]) -
         if not panels:
             continue
         atomic_write_text(out / f"curves_{x_key}.csv", report_tables.curves_csv(
-            {f"{g.game}: {g.label}": curve for g in run_groups
+            {(g.game, g.label): curve for g in run_groups
              if (curve := groups.aggregate(g, x_key)) is not None}, x_key))
         title = "sample efficiency" if x_key == "env_steps" else xlabel
         figures.plot_panels(panels, xlabel, "exploitability (NashConv / players)",

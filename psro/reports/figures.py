@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from psro.loop import TIMING_FIELDS as TIME_FIELDS
+from psro.metrics_row import TIMING_FIELDS as TIME_FIELDS
 from psro.reports.groups import EXACT_FLOOR
 from psro.storage.files import atomic_write_bytes
 
@@ -25,13 +25,19 @@ def plain_text(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
+def add_legend(ax, **options) -> None:
+    """The axes' legend, where it has labelled curves (matplotlib warns of an empty one)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**options)
+
+
 def style_log_axis(ax, xlabel: str, ylabel: str, legend_size: int = 7) -> None:
     """Log-scale y axis with labels, grid and legend: the look of every curve figure."""
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=legend_size)
+    add_legend(ax, fontsize=legend_size)
 
 
 def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, squeeze=True):
@@ -64,8 +70,23 @@ def save_figure(fig, path: Path, formats: tuple[str, ...] = (), tight: bool = Tr
 
 
 def _write_figure(fig, path: Path, fmt: str, **options) -> None:
+    """Draw and write one file. A label in a script the font lacks (CJK, say) is drawn as
+    boxes without matplotlib's warnings: a report that worked prints only its own lines."""
+    import logging
+    import warnings
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, **options)
+    font_log = logging.getLogger("matplotlib.font_manager")
+    level = font_log.level
+    font_log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
+            warnings.filterwarnings("ignore", message="Matplotlib currently does not support",
+                                    category=UserWarning)
+            fig.savefig(buffer, format=fmt, **options)
+    finally:
+        font_log.setLevel(level)
     atomic_write_bytes(path, lambda handle: handle.write(buffer.getvalue()))
 
 
@@ -94,9 +115,16 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
 
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
-    fig, axes = new_figure(5.2 * cols, 3.9 * rows + 0.5, rows, cols, squeeze=False)
+    panels = distinct_colours(panels)
+    labels = list(dict.fromkeys(label for _, curves in panels for label, *_ in curves))
     entries = max(len(curves) for _, curves in panels)
     below = entries > LEGEND_IN_PANEL
+    width = 5.2 * cols
+    ncol = max(1, min(4, int(width / (0.065 * max(map(len, labels)) + 0.9))))
+    legend_rows = -(-len(labels) // ncol) if below else 0
+    legend_in = 0.17 * legend_rows + 0.1  # inches the legend below the panels takes
+    height = 3.9 * rows + 0.5 + (legend_in if below else 0)
+    fig, axes = new_figure(width, height, rows, cols, squeeze=False)
     for k, (game, curves) in enumerate(panels):
         ax = axes[k // cols, k % cols]
         _draw_curves(ax, curves, linear_y)
@@ -109,7 +137,7 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels overlap
         if not below:
-            ax.legend(fontsize=7)
+            add_legend(ax, fontsize=7)
     for k in range(len(panels), rows * cols):
         axes[k // cols, k % cols].set_visible(False)
     fig.suptitle("\n".join(textwrap.wrap(title, int(10 * 5.2 * cols))), fontsize=11)
@@ -118,13 +146,49 @@ def plot_panels(panels: list[tuple[str, list]], xlabel: str, ylabel: str, title:
         for ax in axes.flat:
             for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
                 legend.setdefault(label, handle)
-        columns = min(4, len(legend))
         fig.legend(list(legend.values()), list(legend), loc="lower center", fontsize=7,
-                   ncol=columns, bbox_to_anchor=(0.5, 0.0))
-        fig.subplots_adjust(bottom=0.08 + 0.035 * -(-len(legend) // columns), hspace=0.45,
-                            top=0.9)
+                   ncol=ncol, bbox_to_anchor=(0.5, 0.0), frameon=False)
+        # the legend's rows, then the axis labels (0.75 in), below the panels; the title above
+        fig.subplots_adjust(bottom=(legend_in + 0.65) / height, top=1 - 0.75 / height,
+                            hspace=0.5, wspace=0.3)
     save_figure(fig, path, formats, tight=not below)
     return fig
+
+
+def distinct_colours(panels: list[tuple[str, list]]) -> list[tuple[str, list]]:
+    """``panels`` with a colour for every curve label that has none, one colour per label in
+    every panel and no two labels alike in a figure (tab10, tab20, then evenly spaced hues
+    for more labels); the curves of one group's players (``group: player p``) share their
+    group's colour and differ in line style."""
+    from matplotlib import colormaps
+
+    def group(label: str) -> str:
+        head, sep, tail = label.rpartition(": player ")
+        return head if sep and tail.isdigit() else label
+
+    given = {c for _, curves in panels for _, _, _, *style in curves
+             if style and "color" in style[0] for c in [style[0]["color"]]}
+    free = list(dict.fromkeys(group(label) for _, curves in panels
+                              for label, _, _, *style in curves
+                              if not (style and "color" in style[0])))
+    count = len(free) + len(given)
+    palette = [colormaps["tab10"](i) for i in range(10)] if count <= 10 else \
+        [colormaps["tab20"](i) for i in range(20)] if count <= 20 else \
+        [colormaps["hsv"](i / count) for i in range(count)]
+    palette = [c for c in palette if c not in given]
+    colour = {name: palette[i % len(palette)] for i, name in enumerate(free)}
+    styles = ("-", "--", ":", "-.")
+    out = []
+    for game, curves in panels:
+        drawn = []
+        for label, curve, approx, *style in curves:
+            if not (style and "color" in style[0]):
+                _, sep, tail = label.rpartition(": player ")
+                extra = {"linestyle": styles[int(tail) % 4]} if sep and tail.isdigit() else {}
+                style = [{**(style[0] if style else {}), "color": colour[group(label)], **extra}]
+            drawn.append((label, curve, approx, *style))
+        out.append((game, drawn))
+    return out
 
 
 def _draw_curves(ax, curves: list, linear_y: bool = False) -> None:
@@ -143,8 +207,9 @@ def _draw_curves(ax, curves: list, linear_y: bool = False) -> None:
         style = {"marker": ".", "markersize": 4} if len(curve.x) <= 60 else {}
         line, = ax.plot(curve.x, mean, label=shown, linewidth=1.4,
                         **{**style, **(given[0] if given else {})})
-        if curve.n > 1:
-            ax.fill_between(curve.x, np.maximum(curve.low, floor), np.maximum(curve.high, floor),
+        if curve.n > 1:  # on a log axis (no 0), a band reaching 0 is cut two decades down
+            low = curve.low if linear_y else np.maximum(curve.low, mean / 100)
+            ax.fill_between(curve.x, np.maximum(low, floor), np.maximum(curve.high, floor),
                             color=line.get_color(), alpha=0.2, linewidth=0)
     if linear_y:
         ax.set_ylim(0, max(max(tops, default=1.0), 1e-9) * 1.15)
@@ -169,6 +234,8 @@ HEATMAP_MEMBERS = 20
 def plot_mixtures(rec, path: Path, formats: tuple[str, ...] = ()):
     """Each player's meta-strategy by iteration: stacked areas for up to
     :data:`HEATMAP_MEMBERS` members, else a heatmap (iteration x member, weight as colour)."""
+    from matplotlib.ticker import MaxNLocator
+
     players = len(rec.mixtures[-1])
     fig, axes = new_figure(4.5 * players, 3.6, 1, players, squeeze=False)
     for p in range(players):
@@ -181,11 +248,13 @@ def plot_mixtures(rec, path: Path, formats: tuple[str, ...] = ()):
             image = ax.imshow(table.T, origin="lower", aspect="auto", cmap="viridis",
                               interpolation="nearest", vmin=0, vmax=1)
             fig.colorbar(image, ax=ax, label="weight")
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel(f"player {p}: member")
         else:
             ax.stackplot(np.arange(len(rec.mixtures)), table.T, linewidth=0.2)
             ax.set_ylabel(f"player {p}: weight of member k")
             ax.set_ylim(0, 1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("iteration")
         ax.set_title(f"meta-strategy, player {p}", fontsize=9)
     save_figure(fig, path, formats)
@@ -205,6 +274,10 @@ def plot_payoffs(rec, path: Path, formats: tuple[str, ...] = ()) -> bool:
     fig, ax = new_figure(side + 0.9, side)
     bound = float(np.abs(values).max()) or 1.0
     image = ax.imshow(values, cmap="RdBu", vmin=-bound, vmax=bound, interpolation="nearest")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.colorbar(image, ax=ax, label="player 0 payoff", shrink=0.8)
     x, y = (np.asarray(m) for m in rec.mixtures[-1])
     rows, cols = np.flatnonzero(x > 1e-6), np.flatnonzero(y > 1e-6)
@@ -240,5 +313,5 @@ def plot_time(groups: list, path: Path, formats: tuple[str, ...] = ()) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("seconds per run (mean over the group's runs)")
     ax.set_title("where the time went", fontsize=10)
-    ax.legend(fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.08))
+    add_legend(ax, fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.08))
     save_figure(fig, path, formats)

@@ -186,21 +186,26 @@ NAMED = ("algorithm", "oracle", "meta_solver")
 """Keys whose values speak for themselves in a label (``psro``, not ``algorithm=psro``). One
 that some groups of a game lack (``xdo`` reads no meta-solver) still tells the others apart:
 ``psro, latest`` beside ``xdo``, not ``psro``."""
+ALWAYS = ("algorithm", "oracle")
+"""Keys every label shows, differing or not: a row or curve always says which algorithm and
+which oracle made it (``psro, ppo, nash`` and ``psro, exact, nash`` never read alike)."""
 
 
 def _label(groups: list[RunGroup]) -> None:
-    """Label each group by what tells it apart from the other groups of its game."""
+    """Label each group by its algorithm and oracle (:data:`ALWAYS`) and what tells it apart
+    from the other groups of its game."""
     for game in dict.fromkeys(g.game for g in groups):
         same = [g for g in groups if g.game == game]
         keys = [k for k in NAMED if any(k in g.key for g in same)] + sorted(
             {k for g in same for k in g.key} - set(NAMED) - {"game"})
-        differing = [k for k in keys
-                     if len({g.key.get(k) for g in same if k in NAMED or k in g.key}) > 1]
+        differing = [k for k in keys if k in ALWAYS or
+                     len({g.key.get(k) for g in same if k in NAMED or k in g.key}) > 1]
         labels = [_short(g.key, differing) for g in same]
         if len(set(labels)) < len(labels):  # told apart only by a setting some lack
-            differing = [k for k in keys if len({g.key.get(k) for g in same}) > 1]
+            differing = [k for k in keys
+                         if k in ALWAYS or len({g.key.get(k) for g in same}) > 1]
             labels = [_short(g.key, differing, unset=True) for g in same]
-        if not differing:
+        if len(differing) == len([k for k in ALWAYS if k in keys]):  # nothing else differs
             labels = [_short(g.key, [k for k in NAMED if k in g.key]) for g in same]
         for group, label in zip(same, labels, strict=True):
             group.label = label or "(defaults)"
@@ -229,15 +234,19 @@ def _steps(rec, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
             np.array([r[y_key] for r in rows], dtype=float))
 
 
-def aggregate(group: RunGroup, x_key: str, y_key: str = "exploitability") -> Curve | None:
+def aggregate(group: RunGroup, x_key: str, y_key: str = "exploitability",
+              hold: bool = False) -> Curve | None:
     """The group's mean ``y_key`` (exploitability, or a player's gain ``gain_p0``...) and its
     95% Student-t interval against ``x_key`` (``iteration``, ``wall_time_s`` or
     ``env_steps``) over its distinct runs (:attr:`RunGroup.distinct`); None where a run has
-    no measured value on that axis."""
+    no measured value on that axis. The curve ends where the first run ends, or, with
+    ``hold``, where the last one ends, each run holding its final value after its end (the
+    curve's last point is then the mean of the runs' final values)."""
     series = [_steps(rec, x_key, y_key) for rec in group.distinct]
     if any(len(x) == 0 for x, _ in series):
         return None
-    start, end = max(x[0] for x, _ in series), min(x[-1] for x, _ in series)
+    start = max(x[0] for x, _ in series)
+    end = max(x[-1] for x, _ in series) if hold else min(x[-1] for x, _ in series)
     if x_key == "iteration":
         grid = np.arange(start, end + 1)
     elif end > start:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from psro.loop import TIMING_FIELDS as TIME_FIELDS
+from psro.metrics_row import TIMING_FIELDS as TIME_FIELDS
 from psro.reports.tables import number_text, seeds_text
 from psro.storage import provenance
 

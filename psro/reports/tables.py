@@ -10,25 +10,44 @@ import math
 
 from psro.reports.groups import EXACT_FLOOR, Curve
 
+TABLE_COLUMNS = ("game", "group", "seeds", "distinct", "iterations_min", "iterations_max",
+                 "exploitability", "exploitability_half_width", "wall_time_s",
+                 "wall_time_s_half_width", "env_steps", "env_steps_half_width",
+                 "exploitability_kind")
+"""The columns of ``table.csv`` (:func:`psro.reports.groups.final_table`'s rows)."""
+
+
+def curve_columns(x_key: str) -> tuple[str, ...]:
+    """The columns of ``curves_<x_key>.csv``: ``game, group, <x_key>, mean, low, high,
+    seeds`` (``low`` and ``high`` bound the 95% interval, empty with one distinct run;
+    ``seeds`` is the number of distinct runs averaged)."""
+    return ("game", "group", x_key, "mean", "low", "high", "seeds")
+
 
 def table_csv(rows: list[dict]) -> str:
-    """The final table as CSV (numbers with full precision)."""
+    """The final table as CSV under :data:`TABLE_COLUMNS` (numbers with full precision)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=TABLE_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
 
 
-def curves_csv(curves: dict[str, Curve], x_key: str) -> str:
-    """Aggregated curves as CSV: group, x, mean, low, high, seeds (one row per point)."""
+def _number(value: float) -> str:
+    return "" if math.isnan(value) else repr(float(value))
+
+
+def curves_csv(curves: dict[tuple[str, str], Curve], x_key: str) -> str:
+    """Aggregated curves as CSV under :func:`curve_columns`, one row per point, keyed by
+    (game, group label); iterations are integers."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["group", x_key, "mean", "low", "high", "seeds"])
-    for label, curve in curves.items():
+    writer.writerow(curve_columns(x_key))
+    for (game, label), curve in curves.items():
         for x, m, lo, hi in zip(curve.x, curve.mean, curve.low, curve.high, strict=True):
-            writer.writerow([label, repr(float(x)), repr(float(m)), repr(float(lo)),
-                             repr(float(hi)), curve.n])
+            shown = str(int(x)) if x_key == "iteration" else repr(float(x))
+            writer.writerow([game, label, shown, repr(float(m)), _number(lo), _number(hi),
+                             curve.n])
     return buffer.getvalue()
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from psro.errors import ConfigError
+from psro.errors import ConfigError, TrainingError
 from psro.rl.buffer import EpisodeBuffer
 from psro.rl.config import PPOConfig, Training
 from psro.rl.diversity import opponent_draws
@@ -151,7 +151,7 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                      self_play=config.self_play, joint=joint)
     net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden)
     if init is not None and config.warm_start:
-        net.load_state_dict(init.net.state_dict())
+        _warm_start(net, init)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9) \
         if config.scale_returns else 1.0
@@ -232,6 +232,25 @@ def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:
     return adv
 
 
+def _warm_start(net: ActorCritic, init: NeuralPolicy) -> None:
+    """Start ``net`` from the weights of ``init`` (the player's previous best response); a
+    :class:`TrainingError` where they are not finite."""
+    net.load_state_dict(init.net.state_dict())
+    _require_finite(net, where="the network it starts from (the warm start) has")
+
+
+def _require_finite(net: ActorCritic, stats: torch.Tensor | None = None,
+                    where: str = "its loss or weights are") -> None:
+    """:class:`TrainingError` where a weight of ``net`` (or a loss in ``stats``) is not
+    finite: such a network never becomes a member."""
+    if (stats is None or torch.isfinite(stats).all()) and \
+            all(torch.isfinite(p).all() for p in net.parameters()):
+        return
+    raise TrainingError(f"a PPO best response diverged: {where} values that are not finite "
+                        f"(a setting far out of scale, such as a huge diversity weight or "
+                        f"learning rate); the iterations before it are kept")
+
+
 def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng) -> dict:
     adv_np = _gae(batch, config.gamma, config.gae_lambda)
     values_np = batch["value"].astype(np.float64)
@@ -270,7 +289,9 @@ def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng
                 measured.append(torch.stack((((ratio - 1) - log_ratio).mean(),
                                              ((ratio - 1).abs() > config.clip).float().mean(),
                                              entropy, value_loss, policy_loss)))
-    kls, clipfracs, entropies, vlosses, plosses = torch.stack(measured).T.tolist()
+    stats = torch.stack(measured)
+    _require_finite(net, stats)
+    kls, clipfracs, entropies, vlosses, plosses = stats.T.tolist()
     target = returns_t.numpy()
     var = np.var(target)
     explained = float("nan") if var == 0 else float(1 - np.var(target - values_np) / var)

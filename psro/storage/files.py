@@ -5,7 +5,6 @@ command's own inputs). Reading user files safely is :mod:`psro.storage.text_file
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -78,22 +77,36 @@ def jsonl(rows: list[dict]) -> bytes:
 
 
 def csv_cell(value) -> str:
-    """A CSV cell: empty for None, ``repr`` for floats (exact round trip)."""
+    """A CSV cell: empty for None, ``repr`` for floats (exact round trip), quoted where the
+    text holds a comma, a quote or a line break (RFC 4180)."""
     if value is None:
         return ""
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+    text = repr(value) if isinstance(value, float) else str(value)
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
-def csv_rows(rows: list[dict], header: bool) -> bytes:
-    """CSV lines of ``rows`` with the first row's keys as columns (and a header line)."""
-    if not rows:
-        return b""
-    fields = list(rows[0])
-    lines = [",".join(fields)] if header else []
-    lines += [",".join(csv_cell(row.get(k)) for k in fields) for row in rows]
-    return ("\n".join(lines) + "\n").encode()
+def csv_rows(rows: list[dict], header: bool, columns: tuple[str, ...] | list[str]) -> bytes:
+    """CSV lines of ``rows`` under the declared ``columns`` (and a header line first with
+    ``header``): a column a row lacks is an empty cell; a key that is not a column is a
+    ``ValueError`` (a row is never written shifted)."""
+    for row in rows:
+        unknown = [key for key in row if key not in columns]
+        if unknown:
+            raise ValueError(f"metrics row of iteration {row.get('iteration')!r} has keys "
+                             f"{unknown} that are not among the declared columns")
+    lines = [",".join(map(csv_cell, columns))] if header and rows else []
+    lines += [",".join(csv_cell(row.get(k)) for k in columns) for row in rows]
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def config_digest(directory: Path) -> str | None:
+    """SHA-256 of ``directory/config.json``'s bytes (None where it cannot be read)."""
+    try:
+        return hashlib.sha256((Path(directory) / "config.json").read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def file_digest(*paths: Path) -> str:
@@ -134,44 +147,6 @@ def remove_temporary_files(directory: Path) -> None:
         if folder.is_dir() and not folder.is_symlink():
             for leftover in folder.glob(".*.tmp"):
                 leftover.unlink(missing_ok=True)
-
-
-class DirectoryLock:
-    """An exclusive OS lock (``flock``) on ``DIR/.lock``, held while a run writes ``DIR``. The
-    operating system releases it when the process dies, however it dies."""
-
-    def __init__(self, directory: Path, holder: str = "run"):
-        self.path = Path(directory) / ".lock"
-        self.holder = holder
-        """What holds such a lock, in words ("run", "report")."""
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        """Take the lock (no-op when held); :class:`RunDirectoryError` when another run holds
-        it."""
-        if self._fd is not None:
-            return
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError as err:
-            raise RunDirectoryError(f"cannot lock {self.path.parent}: {err.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunDirectoryError(f"{self.path.parent} is in use by another {self.holder} "
-                                    f"(it holds the directory's lock); wait for it to end or "
-                                    f"use another directory") from None
-        self._fd = fd
-
-    def release(self) -> None:
-        """Give the lock up (no-op when not held)."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __del__(self):
-        self.release()
 
 
 TEMPORARY_FILE = re.compile(r"\..+\.tmp")

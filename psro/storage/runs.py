@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from psro.context import GameContext
-from psro.errors import RunDirectoryError
+from psro.errors import ConfigError, RunDirectoryError
 from psro.evaluation.sampled_policy import SampledMetaPolicy
 from psro.extensive_form.policies import MetaPolicy
 from psro.extensive_form.sequence_form import SequenceFormGame
@@ -47,7 +47,7 @@ class Run:
         """The game's sequence form, walked as the run played it (simultaneous moves made
         turn-based for rollout oracles)."""
         if self._tree is None:
-            play_turn_based = self._manifest.get("turn_based", self.config.oracle == "ppo")
+            play_turn_based = self._manifest.get("turn_based", _turn_based(self.config.oracle))
             context = GameContext.build(self.config, play_turn_based)
             self._tree = context.require_tree("a tabular meta-policy")
             if self._tree.keys_digest() != self._manifest.get("infoset_digest"):
@@ -70,6 +70,18 @@ class Run:
                 game = turn_based(game)
             return SampledMetaPolicy(game, self.population, self.mixtures)
         return MetaPolicy(self.tree, self.population, self.mixtures)
+
+
+def _turn_based(oracle: str) -> bool:
+    """Whether the oracle ``oracle`` plays simultaneous moves turn-based (its registry entry
+    says; for a run written before run.json recorded it, by an oracle not registered in this
+    process, False)."""
+    from psro import oracles
+
+    try:
+        return oracles.get(oracle).turn_based
+    except ConfigError:
+        return False
 
 
 def load_run(path: str | Path) -> Run:

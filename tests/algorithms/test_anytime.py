@@ -67,6 +67,7 @@ def _least_exploitable(run, iteration: int) -> float:
     return exact_exploitability(run.tree, lp.stack.mixed(members, mixtures)).exploitability
 
 
+@pytest.mark.slow
 def test_anytime_with_ppo_comes_near_the_least_exploitable_mixture(tmp_path):
     run = psro.PSRO("kuhn_poker", "ppo", "nash", **RM, out=tmp_path / "a")
     rows = run.run(iterations=4)

@@ -99,6 +99,7 @@ def test_metrics_rows_carry_each_populations_diversity():
     assert rows[-1]["diversity_p1"] == pytest.approx(cardinality(table[1].T / 2.0), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_ppo_climbs_the_same_objective():
     """With the PPO oracle the new member scores higher on the diverse objective (computed
     exactly from the game's payoffs) than the plain PPO best response of the same run."""
@@ -149,7 +150,8 @@ def test_on_sampled_payoffs_the_objective_reads_estimated_rows_whatever_the_meta
 @pytest.mark.parametrize("settings_, text", [
     ({"game": "kuhn_poker", "algorithm": "diverse"}, "cannot weigh the population's payoff"),
     ({"game": "rps", "diversity": 2.0}, "diversity has no effect in this run"),
-    ({"game": "rps", "algorithm": "diverse", "diversity": 0.0}, "diversity must be a positive"),
+    ({"game": "rps", "algorithm": "diverse", "diversity": 0.0},
+     r"diversity must be a number in \(0, 1000\]"),
     ({"game": "kuhn_poker(players=3)", "algorithm": "diverse", "oracle": "ppo",
       "meta_solver": "prd"}, "needs a game of 2 players"),
 ])

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import as_written_before_config_digests
 
 import psro
 from psro.backends import LocalBackend, ProcessBackend, Task, check_backend, make_backend
@@ -72,6 +73,7 @@ def test_a_run_written_with_more_local_workers_than_local_runs_still_resumes(tmp
     whole = psro.PSRO("kuhn_poker", "exact", "nash")
     whole.run(iterations=3)
     psro.PSRO("kuhn_poker", "exact", "nash", out=tmp_path / "r").run(iterations=1)
+    as_written_before_config_digests(tmp_path / "r")
     config = tmp_path / "r" / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "workers": 2}))
     resumed = psro.PSRO.resume(tmp_path / "r")

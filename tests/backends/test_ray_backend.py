@@ -49,6 +49,7 @@ def _ray_task_pids() -> list[int]:
     return pids
 
 
+@pytest.mark.slow
 def test_ray_gives_the_numbers_of_local_also_when_resumed_on_it(ray_session, tmp_path):
     expected = psro.PSRO(**PPO).run(iterations=3)
     rows = psro.PSRO(**PPO, backend="ray", workers=2).run(iterations=3)
@@ -59,6 +60,7 @@ def test_ray_gives_the_numbers_of_local_also_when_resumed_on_it(ray_session, tmp
     assert numbers(resumed.run(iterations=3)) == numbers(expected)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_task_is_retried_and_the_run_ends_the_same(ray_session):
     expected = psro.PSRO(**PPO).run(iterations=2)
     killed: list[int] = []
@@ -97,6 +99,7 @@ def test_a_task_exception_is_raised_once_with_its_traceback(ray_session, tmp_pat
     assert counter.read_text().count("attempt") == 1  # not retried
 
 
+@pytest.mark.slow
 def test_tasks_land_on_both_nodes_of_a_two_node_cluster():
     """A cluster of two nodes on this machine (``ray.cluster_utils.Cluster``), joined by
     address, in a fresh interpreter (a driver joins one Ray only)."""

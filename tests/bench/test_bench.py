@@ -8,6 +8,7 @@ import csv
 import numpy as np
 import pyspiel
 import pytest
+from conftest import as_written_before_config_digests
 
 import psro
 from psro.bench import Method, Suite, SuiteGame, run_suite, write_suite_report
@@ -125,6 +126,45 @@ def _exact_seat_values(game, tree, a_path, b_path) -> tuple[float, float]:
     return value(a[0], b[1], 0), value(b[0], a[1], 1)
 
 
+def test_at_the_end_is_each_runs_last_iteration_in_every_view(suite_dir):
+    """A time-budgeted run ends with the first iteration that finishes past its budget: the
+    table's "at the end", the curve's last point and the run's own last row agree."""
+    out, _ = suite_dir
+    md = write_suite_report(out)
+    rows = {(r["game"], r["method"]): r for r in csv.DictReader((md.parent /
+                                                                  "results.csv").open())}
+    for method in ("psro", "xdo"):
+        last = psro.load_run(out / "kuhn" / method / "seed-0").metrics[-1]
+        assert float(rows[("Kuhn", method)]["exploitability_final"]) == last["exploitability"]
+    text = md.read_text()
+    assert "*at the end*: walkable tier, the mean of the exploitability at each run's end" in text
+
+
+def _budget_suite(budget: float) -> Suite:
+    return Suite("ends", (SuiteGame("kuhn_poker", "Kuhn", "walkable", (
+        Method("psro, prd", {"oracle": "exact", "meta_solver": "prd"}),), budget,
+        thresholds=(0.1, 0.01)),), seeds=(0,))
+
+
+def test_a_run_that_ends_past_its_budget_is_reported_at_its_last_iteration(tmp_path):
+    from psro.bench.report import _end
+    from psro.reports.groups import RunGroup, aggregate
+
+    out = tmp_path / "ends"
+    run_suite(_budget_suite(0.05), out, quiet=True)
+    run = psro.load_run(out / "kuhn" / "psro-prd" / "seed-0")
+    last = run.metrics[-1]
+    assert run.stop_reason == "time_budget" and last["wall_time_s"] >= 0.05
+    group = RunGroup({}, [psro.reports.RunRecord(run.path)], "psro, prd")
+    assert _end(group)[0] == last["exploitability"]
+    curve = aggregate(group, "wall_time_s", hold=True)
+    assert curve.x[-1] == last["wall_time_s"] and curve.mean[-1] == last["exploitability"]
+    md = write_suite_report(out)
+    [row] = [r for r in csv.DictReader((md.parent / "results.csv").open())
+             if r["method"] == "psro, prd"]
+    assert float(row["exploitability_final"]) == last["exploitability"]
+
+
 def test_head_to_head_keeps_each_seat_and_seed_matching_exact_values(suite_dir, tmp_path):
     """Each seat's Monte Carlo return, per seed, against the exact value of the two final
     meta-policies (Kuhn can be walked though the suite runs it as too large to); measured
@@ -168,7 +208,7 @@ def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite
     before = metrics.read_bytes()
     run_suite(_suite(), out, quiet=True)
     assert metrics.read_bytes() == before
-    with pytest.raises(RunDirectoryError, match="another configuration.*time_budget_s"):
+    with pytest.raises(ConfigError, match="another suite named 'tiny'.*time_budget_s 2.0"):
         run_suite(_suite(budget=2.0), out, quiet=True)
     reference = out / "kuhn" / "reference.json"
     reference.write_text("{damaged")  # the report leaves it out; the next call measures it
@@ -275,6 +315,7 @@ def test_a_suite_folder_from_before_lower_bound_final_is_continued(suite_dir, tm
     out = tmp_path / "old"
     shutil.copytree(suite_dir[0], out)
     config = out / "kuhn-sampled" / "psro" / "seed-1" / "config.json"
+    as_written_before_config_digests(config.parent)
     saved = json.loads(config.read_text())
     del saved["lower_bound"]["final"]
     config.write_text(json.dumps(saved))
@@ -595,6 +636,7 @@ def test_the_shipped_suite_files_can_run():
                     assert config.oracle == "exact" and not config.lower_bound
 
 
+@pytest.mark.slow
 def test_games_can_be_run_one_call_each_into_one_folder_and_report(tmp_path, capsys):
     out = tmp_path / "o"
     runs = run_suite(_suite(), out, quiet=True, games=["Kuhn sampled"])
@@ -618,3 +660,24 @@ def test_games_can_be_run_one_call_each_into_one_folder_and_report(tmp_path, cap
                      'label = "psro"\nsettings = {oracle = "exact"}\n')
     assert main(["bench", str(suite), "--out", str(out), "--game", "nosuch"]) == 2
     assert "has no game 'nosuch'; its games are 'kuhn_poker'" in capsys.readouterr().err
+
+
+def test_a_large_tier_whose_bounds_overlap_says_it_cannot_rank_the_methods():
+    from psro.bench.large_tier_report import _inseparable
+
+    overlapping = {"psro": (0.30, 0.08), "self-play": (0.25, 0.08), "fsp": (0.36, 0.05)}
+    note = _inseparable("Phantom", overlapping)
+    assert note.startswith("**Phantom: the methods are not separated.**")
+    assert "half-widths up to 0.08" in note
+    assert _inseparable("Phantom", {**overlapping, "psro": (0.05, 0.01)}) is None
+    assert _inseparable("Phantom", {"psro": (0.3, 0.1)}) is None  # one method: nothing to rank
+
+
+def test_every_method_of_a_suite_has_its_own_colour():
+    from psro.bench.report_common import style
+
+    for n in (3, 9, 12, 25):
+        labels = [f"m{k}" for k in range(n)]
+        colours = [style(label, labels)["color"] for label in labels]
+        assert len(set(map(tuple, colours))) == n
+        assert all(tuple(c) != (0.4980392156862745,) * 3 + (1.0,) for c in colours)

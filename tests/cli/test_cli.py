@@ -78,6 +78,7 @@ def test_the_xdo_hint_is_printed_only_for_psro_on_walked_two_player_zero_sum_gam
     assert hinted("--game", "rps") == []  # a matrix game: walked, but nothing to restrict
 
 
+@pytest.mark.slow
 def test_the_anytime_hint_is_printed_for_psro_on_games_too_large_to_walk():
     """On a game too large to walk the hint names anytime PSRO, where the oracle declares what
     its regret matching needs (an oracle registered without rounds gets no hint)."""
@@ -226,7 +227,7 @@ def test_judge_command_trains_then_reads_the_cache(tmp_path, monkeypatch, capsys
     (["judge", "--size", "4", "--pixels", "17"], "--pixels must be from 1 to 16"),
     (["run", "--game", "rps", "--diversity", "1", "--out", "x"], "diversity has no effect"),
     (["run", "--game", "rps", "--algorithm", "diverse", "--diversity", "-1", "--out", "x"],
-     "diversity must be a positive number"),
+     "diversity must be a number in (0, 1000]"),
 ])
 def test_bad_judge_and_diversity_options_are_one_line(argv, text, tmp_path, monkeypatch,
                                                       capsys):

@@ -160,7 +160,7 @@ def test_what_the_toolkit_wrote_is_replaced_and_said(sandbox, capsys):
 
 
 def test_a_report_replaces_its_own_files_only_and_is_locked(sandbox, capsys):
-    from psro.storage.files import DirectoryLock
+    from psro.storage.lock import DirectoryLock
 
     out = sandbox / "rep"
     psro.reports.write_report(["run", "ppo"], out)
@@ -192,7 +192,6 @@ DAMAGE = [
      "has records up to iteration 6 but not those of iteration(s) 3"),
     ("metrics.jsonl cut", _cut("run/metrics.jsonl", 100),
      "metrics.jsonl holds 100 bytes where the records vouch for"),
-    ("metrics.csv removed", _remove("run/metrics.csv"), "metrics.csv is missing"),
     ("mixtures.jsonl cut", _cut("run/mixtures.jsonl", 10), "mixtures.jsonl holds 10 bytes"),
 ]
 
@@ -213,6 +212,15 @@ def test_a_damaged_run_is_refused_by_every_reader(case, damage, match, sandbox, 
         assert len(psro.load_run("run").metrics) == 8
         rows = (sandbox / "run" / "metrics.jsonl").read_text().splitlines()
         assert [json.loads(r)["iteration"] for r in rows] == list(range(8))
+
+
+@pytest.mark.parametrize("damage", [_remove("run/metrics.csv"), _cut("run/metrics.csv", 300)],
+                         ids=["removed", "cut"])
+def test_metrics_csv_a_table_of_the_records_is_rebuilt_by_readers(damage, sandbox):
+    whole = (sandbox / "run" / "metrics.csv").read_bytes()
+    damage(sandbox)
+    assert len(psro.load_run("run").metrics) == 7
+    assert (sandbox / "run" / "metrics.csv").read_bytes() == whole
 
 
 def test_an_interrupted_conversion_leaves_the_old_run_as_it_was(tmp_path, monkeypatch):
@@ -454,6 +462,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_workers_end_with_their_driver_however_it_ends(how, tmp_path):
@@ -472,7 +481,12 @@ def test_workers_end_with_their_driver_however_it_ends(how, tmp_path):
         workers = [p for p in _children(driver.pid)
                    if "spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes().decode()]
     assert len(workers) >= 2, "the worker processes did not start"
-    time.sleep(3)  # training is under way
+    # iteration 0 is written before the first best responses are handed to the workers: once
+    # its record exists (however busy the machine), training is under way
+    record = tmp_path / "r" / "iterations" / "000000.npz"
+    while time.time() < deadline and not record.is_file() and driver.poll() is None:
+        time.sleep(0.1)
+    assert record.is_file(), "iteration 0 was not written"
     driver.send_signal(how)
     try:
         driver.wait(timeout=30)

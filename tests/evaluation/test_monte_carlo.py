@@ -67,6 +67,7 @@ def test_psro_with_sampled_payoffs_and_approximate_exploitability(kuhn, tmp_path
     assert {"gain_std_err_p0", "gain_std_err_p1", "meta_game_nash_conv"} <= set(header)
 
 
+@pytest.mark.slow
 def test_sampled_run_resumes_exactly_on_either_backend(tmp_path):
     full = psro.PSRO("kuhn_poker", config=_config(), out=tmp_path / "a")
     full.run(iterations=2)

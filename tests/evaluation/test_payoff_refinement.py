@@ -3,7 +3,7 @@ cap, and runs that use them (games too large to walk, forced here with max_nodes
 
 import numpy as np
 import pytest
-from conftest import TIMING, random_kuhn_profile
+from conftest import TIMING, as_written_before_config_digests, random_kuhn_profile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
@@ -120,6 +120,7 @@ def _config(**monte_carlo_options):
                           lower_bound={"env_steps": 4000})
 
 
+@pytest.mark.slow
 def test_refined_runs_keep_the_cap_agree_with_exact_values_and_resume_exactly(kuhn, tmp_path):
     game, tree = kuhn
     config = _config(refine="support", iteration_episodes=6000)
@@ -150,6 +151,7 @@ def test_refined_runs_keep_the_cap_agree_with_exact_values_and_resume_exactly(ku
     assert numbers(resumed.metrics[-1]) == numbers(full.metrics[-1])
 
 
+@pytest.mark.slow
 def test_refining_spends_fewer_episodes_than_filling_every_entry():
     # Kuhn's meta-Nash leaves members out of its support by iteration 3 at this seed
     every = psro.PSRO(config=_config()).run(iterations=3)
@@ -192,6 +194,7 @@ def test_table_options_of_a_run_whose_table_is_not_estimated_are_refused(tmp_pat
     whole = psro.PSRO(config=latest)
     whole.run(iterations=2)
     psro.PSRO(config=latest, out=tmp_path / "r").run(iterations=1)
+    as_written_before_config_digests(tmp_path / "r")
     config = tmp_path / "r" / "config.json"
     saved = json.loads(config.read_text())
     saved["monte_carlo"]["refine"] = "support"  # as an earlier version wrote it

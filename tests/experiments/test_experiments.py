@@ -22,6 +22,7 @@ def experiments_on_path(monkeypatch):
     ("three_player", "three_player.png", []),
     ("general_sum", "general_sum.png", []),
 ])
+@pytest.mark.slow
 def test_experiment_smoke(module, figure, extra, tmp_path, capsys):
     mod = importlib.import_module(module)
     mod.main(["--quick", "--out", str(tmp_path)] + extra)
@@ -73,6 +74,7 @@ def test_small_exact_benchmark_times_cfr_plus_to_the_exact_crossing(capsys):
     sys.modules.pop("bench_small_exact", None)
 
 
+@pytest.mark.slow
 def test_debate_experiment_smoke(tmp_path, monkeypatch):
     """The quick debate experiment writes its figure and table; its random-reveals figure is a
     Monte Carlo estimate of the exact value of uniform play (0.801 on this tiny game, from the

@@ -123,6 +123,7 @@ def test_judge_training_is_reproducible_and_cached(tmp_path, monkeypatch):
     assert judges.judge(4, 2, 3).checksum == first.checksum
 
 
+@pytest.mark.slow
 def test_judge_accuracy_from_random_pixels_is_near_the_papers():
     """Irving et al. report 59.4% (6 pixels) and 48.2% (4 pixels) for their MNIST judge; the
     8x8 digits judge, on images it was not trained on, is in the same range."""
@@ -171,6 +172,7 @@ def test_the_full_game_is_refused_without_walking_it(monkeypatch):
         psro.PSRO("debate", "exact", "nash")
 
 
+@pytest.mark.slow
 def test_worker_processes_play_it_to_the_same_numbers():
     """The game pickles to worker processes (which rebuild its images and judge from its
     parameters) and a run there gives the local run's numbers."""

@@ -78,6 +78,7 @@ def test_the_table_covers_the_registered_games():
     assert len(CASES) > 250
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", CASES)
 def test_degenerate_parameters_work_or_are_refused_in_one_line(spec, probed):
     try:

@@ -67,8 +67,8 @@ def test_a_run_that_did_not_end_is_marked(runs, tmp_path):
 def test_report_compares_runs(runs, tmp_path):
     md, _ = write_report([runs / "nash", runs / "uniform"], tmp_path / "cmp")
     text = md.read_text()
-    assert "| run0 | kuhn_poker | nash | 0 |" in text
-    assert "| run1 | kuhn_poker | uniform | 0 |" in text
+    assert "| run0 | kuhn_poker | psro, exact, nash | 0 |" in text
+    assert "| run1 | kuhn_poker | psro, exact, uniform | 0 |" in text
     assert (tmp_path / "cmp" / "run1_mixtures.png").is_file()
 
 
@@ -86,15 +86,17 @@ def test_a_report_for_a_paper(tmp_path, capsys):
                 psro.PSRO(game, "exact", solver, seed=seed, out=dirs[-1]).run(iterations=10)
     assert main(["report", *map(str, dirs), "--out", str(tmp_path / "rep")]) == 0
     text = (tmp_path / "rep" / "report.md").read_text()
-    assert "| kuhn_poker | nash | 3 (1 distinct) | 10 | < 1e-10 | exact |" in text
+    assert "| kuhn_poker | psro, exact, nash | 3 (1 distinct) | 10 | < 1e-10 | exact |" in text
     assert "Sections per run are left out for 12 runs" in text
     assert not list((tmp_path / "rep").glob("run*_mixtures.png"))
     tex = (tmp_path / "rep" / "table.tex").read_text().splitlines()
     assert tex[2].startswith("Game & Method & Seeds")
-    assert tex[4].startswith(r"kuhn\_poker & nash & 3 (1 distinct)") and "$< 10^{-10}$" in tex[4]
-    assert r"\midrule" in tex[6] and tex[7].startswith(r"rps & nash")
+    assert tex[4].startswith(r"kuhn\_poker & psro, exact, nash & 3 (1 distinct)")
+    assert "$< 10^{-10}$" in tex[4]
+    assert r"\midrule" in tex[6] and tex[7].startswith(r"rps & psro, exact, nash")
     curves = (tmp_path / "rep" / "curves_iteration.csv").read_text()
-    assert "kuhn_poker: uniform," in curves and "rps: nash," in curves
+    assert 'kuhn_poker,"psro, exact, uniform",' in curves
+    assert 'rps,"psro, exact, nash",' in curves
     records = [psro.reports.RunRecord(d) for d in dirs[:3]]
     [group] = groups.group_runs(records)
     assert len(group.distinct) == 1 and groups.aggregate(group, "iteration").n == 1

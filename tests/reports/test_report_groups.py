@@ -68,12 +68,12 @@ def test_groups_and_labels():
                          "iterations": 5 + s, "ppo": {"env_steps": 1}}, [(0.0, 1.0)])
                for m in ("nash", "prd") for s in (0, 1, 2)]
     made = groups.group_runs(records)
-    assert [g.label for g in made] == ["nash", "prd"]
+    assert [g.label for g in made] == ["ppo, nash", "ppo, prd"]  # the oracle is always named
     assert [g.seeds for g in made] == [[0, 1, 2], [0, 1, 2]]
     records[5].config["ppo"] = {"env_steps": 2}
     made = groups.group_runs(records)
-    assert [g.label for g in made] == ["nash, env_steps=1", "prd, env_steps=1",
-                                       "prd, env_steps=2"]
+    assert [g.label for g in made] == ["ppo, nash, env_steps=1", "ppo, prd, env_steps=1",
+                                       "ppo, prd, env_steps=2"]
     one = groups.group_runs(records[:2])
     assert one[0].label == "ppo, nash"
     renamed = groups.group_runs(records[:2], {"/runs/nash/1": "Nash PSRO"})
@@ -87,9 +87,10 @@ def test_a_meta_solver_beside_an_algorithm_that_reads_none_is_in_the_label():
     records = [_fake(0, {**base, "algorithm": "psro", "meta_solver": "latest"}, [(0.0, 1.0)]),
                _fake(0, {**base, "algorithm": "xdo"}, [(0.0, 1.0)]),
                _fake(0, {**base, "algorithm": "psro", "meta_solver": "nash"}, [(0.0, 1.0)])]
-    assert [g.label for g in groups.group_runs(records[:2])] == ["psro, latest", "xdo"]
-    assert [g.label for g in groups.group_runs(records)] == ["psro, latest", "xdo",
-                                                             "psro, nash"]
+    assert [g.label for g in groups.group_runs(records[:2])] == ["psro, exact, latest",
+                                                                 "xdo, exact"]
+    assert [g.label for g in groups.group_runs(records)] == ["psro, exact, latest",
+                                                             "xdo, exact", "psro, exact, nash"]
 
 
 def test_settings_no_part_reads_never_split_groups():
@@ -152,7 +153,7 @@ def test_report_of_seeds_writes_tables_that_parse_back(seeded_runs, tmp_path, ca
                                                 {dirs[0]: "Nash PSRO"}))
     with open(out / "table.csv") as handle:
         parsed = list(csv.DictReader(handle))
-    assert [r["group"] for r in parsed] == ["Nash PSRO", "uniform"]
+    assert [r["group"] for r in parsed] == ["Nash PSRO", "psro, exact, uniform"]
     assert [r["game"] for r in parsed] == ["kuhn_poker", "kuhn_poker"]
     for row, back in zip(rows, parsed, strict=True):
         assert int(back["seeds"]) == row["seeds"] == 2
@@ -160,7 +161,7 @@ def test_report_of_seeds_writes_tables_that_parse_back(seeded_runs, tmp_path, ca
             assert float(back[key]) == pytest.approx(row[key], rel=1e-15, nan_ok=True)
     tex = (out / "table.tex").read_text()
     assert tex.startswith("\\begin{tabular}") and "\\toprule" in tex and "\\bottomrule" in tex
-    uniform = next(line for line in tex.splitlines() if "& uniform &" in line)
+    uniform = next(line for line in tex.splitlines() if "& psro, exact, uniform &" in line)
     cells = [c.strip() for c in uniform.rstrip("\\ ").split("&")]
     assert cells[0] == "" and cells[2:4] == ["2", "3--4"]  # the game on its block's first row
     mean, half = (float(x) for x in re.findall(r"[-0-9.e]+", cells[4]))
@@ -170,11 +171,12 @@ def test_report_of_seeds_writes_tables_that_parse_back(seeded_runs, tmp_path, ca
         assert (out / f"{name}.pdf").read_bytes().startswith(b"%PDF")
         assert b"<svg" in (out / f"{name}.svg").read_bytes()[:500]
     with open(out / "curves_iteration.csv") as handle:
-        curve = [r for r in csv.DictReader(handle) if r["group"] == "kuhn_poker: uniform"]
-    assert [int(float(r["iteration"])) for r in curve] == [0, 1, 2, 3]  # shorter run's end
+        curve = [r for r in csv.DictReader(handle)
+                 if (r["game"], r["group"]) == ("kuhn_poker", "psro, exact, uniform")]
+    assert [r["iteration"] for r in curve] == ["0", "1", "2", "3"]  # shorter run's end
     text = (out / "report.md").read_text()
     assert "| run1 | kuhn_poker | Nash PSRO | 1 |" in text
-    assert "## Run run2: kuhn_poker: uniform, seed 0" in text
+    assert "## Run run2: kuhn_poker: psro, exact, uniform, seed 0" in text
 
 
 def test_large_populations_are_heatmaps(seeded_runs, tmp_path):

@@ -101,9 +101,48 @@ def test_quietly_wrong_inputs_are_refused(call, match):
         call()
 
 
-def test_payoffs_near_the_float_limit_are_solved_not_refused():
-    big = 1.7e308  # max|A| - min A overflows a float; the solver scales first
+def test_payoffs_at_the_limit_are_solved_not_refused():
+    big = solvers.validation.MAX_PAYOFF  # the largest payoff every solver accepts
     A = np.array([[big, -big, 0.0], [-big, big, 0.0]])
     x, y, value = solvers.zero_sum_nash(A)
     assert np.allclose(x, [0.5, 0.5]) and np.allclose(y, [0.5, 0.5, 0.0])
     assert abs(value) <= 1e-9 * big
+
+
+HUGE = np.array([[1e301, 1.0], [0.0, 1.0]])
+"""A payoff past solvers.MAX_PAYOFF (1e300)."""
+HALF = [np.full(2, 0.5), np.full(2, 0.5)]
+PAYOFF_ENTRY_POINTS = [  # every public function that reads payoffs, with the huge game
+    ("zero_sum_nash", lambda: solvers.zero_sum_nash(HUGE)),
+    ("nash", lambda: solvers.nash([HUGE, -HUGE])),
+    ("equilibria", lambda: solvers.equilibria([HUGE, -HUGE])),
+    ("lemke_howson", lambda: solvers.lemke_howson(HUGE, -HUGE)),
+    ("alpharank", lambda: solvers.alpharank([HUGE, -HUGE])),
+    ("correlated_equilibrium", lambda: solvers.correlated_equilibrium([HUGE, -HUGE])),
+    ("coarse_correlated_equilibrium",
+     lambda: solvers.coarse_correlated_equilibrium([HUGE, -HUGE])),
+    ("correlated_gains", lambda: solvers.correlated_gains([HUGE, -HUGE], np.full((2, 2), .25))),
+    ("expected_payoffs", lambda: solvers.expected_payoffs([HUGE, -HUGE], HALF)),
+    ("nash_conv", lambda: solvers.nash_conv([HUGE, -HUGE], HALF)),
+    ("exploitability", lambda: solvers.exploitability([HUGE, -HUGE], HALF)),
+    ("deviation_gains", lambda: solvers.deviation_gains([HUGE, -HUGE], HALF)),
+    ("action_values", lambda: solvers.action_values([HUGE, -HUGE], HALF, 0)),
+    ("elo_ratings", lambda: solvers.elo_ratings(HUGE, kind="payoff")),
+    ("nash_averaging", lambda: solvers.nash_averaging(HUGE)),
+    ("expected_cardinality", lambda: solvers.expected_cardinality(HUGE)),
+    ("joined_cardinality", lambda: solvers.joined_cardinality(HUGE, np.ones(2))),
+    ("cardinality_gradient", lambda: solvers.cardinality_gradient(HUGE, np.ones(2))),
+    ("population_rows", lambda: solvers.population_rows([HUGE, -HUGE], 0)),
+    ("population_diversity", lambda: solvers.population_diversity([HUGE, -HUGE])),
+    *((f"get({name!r})", lambda name=name: solvers.get(name)([HUGE, -HUGE]))
+      for name in solvers.names()),
+    *((f"get_joint({name!r})", lambda name=name: solvers.get_joint(name)([HUGE, -HUGE]))
+      for name in solvers.joint_names()),
+]
+
+
+@pytest.mark.parametrize("name,call", PAYOFF_ENTRY_POINTS,
+                         ids=[e[0] for e in PAYOFF_ENTRY_POINTS])
+def test_every_public_solver_refuses_payoffs_past_max_payoff(name, call):
+    with pytest.raises(solvers.PayoffError, match="at most 1e\\+300 in absolute value"):
+        call()

@@ -3,7 +3,7 @@
 import shutil
 
 import pytest
-from conftest import DATA, numbers
+from conftest import DATA, as_written_before_config_digests, numbers
 
 import psro
 
@@ -50,6 +50,7 @@ def test_a_run_of_the_catalogues_old_blotto_name_loads_and_resumes_as_blotto_mar
     whole = psro.PSRO("blotto_margin(coins=4,fields=3)", "exact", "nash").run(iterations=3)
     out = tmp_path / "old"
     psro.PSRO("blotto_margin(coins=4,fields=3)", "exact", "nash", out=out).run(iterations=1)
+    as_written_before_config_digests(out)
     config, manifest = out / "config.json", out / "run.json"
     config.write_text(json.dumps({**json.loads(config.read_text()),
                                   "game": "blotto(coins=4,fields=3)"}))

@@ -12,25 +12,27 @@ import numpy as np
 from games.catalog import CATALOGUE_VERSION, current_spec
 from psro.config import RunConfig, accepted_unread
 from psro.errors import ConfigError, RunDirectoryError
+from psro.metrics_row import merged_columns
 from psro.payoffs import PayoffTable
 from psro.state import RunState, joint_from_record
 from psro.storage.checkpoint.legacy import LEGACY_VERSIONS, check_rows, load_legacy
 from psro.storage.checkpoint.members import member_from_record, read_log
 from psro.storage.checkpoint.table_records import apply_refined
+from psro.storage.checkpoint.views import check_views, rebuild_metrics_csv, repair_metrics_csv
 from psro.storage.checkpoint.writer import (
     FORMAT_VERSION,
     RUN_FOLDERS,
-    VIEWS,
     RunWriter,
     _record_path,
     _Saved,
+    config_digest,
 )
 from psro.storage.files import (
     append_bytes,
     as_path,
     atomic_write_bytes,
+    atomic_write_text,
     checksum,
-    csv_rows,
     jsonl,
     remove_temporary_files,
 )
@@ -53,24 +55,45 @@ class SavedRun:
     """Whether the run ended (its last record holds a stop reason), False for one killed or
     still running, None for a run written before records held stop reasons."""
 
-    def writer(self) -> RunWriter:
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns of ``metrics.csv``: those the run declared (``metric_columns`` in
+        ``run.json``), then any key of its rows they lack (a run written before rows declared
+        their columns has only the latter, in the order they first appear)."""
+        return merged_columns(self.manifest.get("metric_columns") or (), self.state.metrics)
+
+    def continued_columns(self, declared: tuple[str, ...]) -> tuple[str, ...]:
+        """The columns of a resumed run whose parts now declare ``declared``: the run's own
+        first (for a run from before rows declared theirs, ``declared``), then any key of
+        ``declared`` or of its rows they lack."""
+        own = self.manifest.get("metric_columns") or declared
+        return merged_columns(own, [dict.fromkeys(declared), *self.state.metrics])
+
+    def writer(self, columns: tuple[str, ...] | None = None) -> RunWriter:
         """A writer that continues this run: log files are cut back to what the last record
-        vouches for (rebuilt from the records where they are shorter); a run of format 1 or 2
-        is converted to records first."""
-        writer = RunWriter(self.path, self.last)
+        vouches for (rebuilt from the records where they are shorter), and ``metrics.csv`` is
+        rebuilt from the records wherever it differs from them (cut, lost, or written with
+        shifted columns by an earlier version); a run of format 1 or 2 is converted to
+        records first. ``columns``: those of ``metrics.csv`` from now on (by default
+        :attr:`columns`); where they differ from ``run.json``'s, ``run.json`` records them."""
+        columns = self.columns if columns is None else tuple(columns)
+        writer = RunWriter(self.path, self.last, columns)
         writer.lock.acquire()
         remove_temporary_files(self.path)
         if self.format_version in LEGACY_VERSIONS:
-            writer.convert(self.state, self.manifest)
+            writer.convert(self.state, {**self.manifest, "metric_columns": list(columns)})
             return writer
+        if list(columns) != self.manifest.get("metric_columns"):
+            self.manifest["metric_columns"] = list(columns)
+            atomic_write_text(self.path / "run.json", json.dumps(
+                {"format_version": FORMAT_VERSION, **self.manifest}))
         rebuilt = {"metrics.jsonl": lambda: jsonl(self.state.metrics),
-                   "metrics.csv": lambda: csv_rows(self.state.metrics, header=True),
                    "mixtures.jsonl": lambda: jsonl(self.state.mixture_history),
                    "oracle_log.jsonl": lambda: jsonl(self.state.oracle_log)}
         log_rows = len(self.state.oracle_log)  # fewer than recorded if the log was cut
         self.last.log_rows_after = min(self.last.log_rows_after, log_rows)
         self.last.log_rows_before = min(self.last.log_rows_before, log_rows)
-        for name in VIEWS:
+        for name in rebuilt:
             path, length = self.path / name, self.last.views_after[name]
             if path.is_file() and path.stat().st_size >= length:
                 append_bytes(path, b"", length)
@@ -78,6 +101,9 @@ class SavedRun:
                 data = rebuilt[name]()
                 atomic_write_bytes(path, lambda h, d=data: h.write(d))
                 self.last.views_after[name] = len(data)
+        before, after = rebuild_metrics_csv(self.path, self.state.metrics, columns)
+        self.last.views_before["metrics.csv"] = before
+        self.last.views_after["metrics.csv"] = after
         return writer
 
 
@@ -125,6 +151,7 @@ def load(path: str | Path, networks: bool = True, resume: bool = False) -> Saved
         raise RunDirectoryError(f"{path} has format version {version!r}; this toolkit reads "
                                 f"{', '.join(map(str, (*LEGACY_VERSIONS, FORMAT_VERSION)))}")
     records = _read_records(path)
+    check_config_digest(path, records[-1][0].get("config_sha256"))
     try:
         state = _state_from_records(path, config, manifest, records, networks)
         check_rows(state, path)
@@ -135,8 +162,11 @@ def load(path: str | Path, networks: bool = True, resume: bool = False) -> Saved
     last = _Saved.from_meta(records[-1][0])
     check_views(path, None if resume else last)
     ended = None if "stop_reason" not in records[-1][0] else state.stop_reason is not None
-    return SavedRun(path, _renamed_games(config, manifest), state, manifest, version, last,
-                    ended)
+    saved = SavedRun(path, _renamed_games(config, manifest), state, manifest, version, last,
+                     ended)
+    if not resume:
+        repair_metrics_csv(path, state.metrics, saved.columns)
+    return saved
 
 
 def _renamed_games(config: RunConfig, manifest: dict) -> RunConfig:
@@ -147,6 +177,18 @@ def _renamed_games(config: RunConfig, manifest: dict) -> RunConfig:
     if manifest.get("catalogue_version", 1) >= CATALOGUE_VERSION:
         return config
     return dataclasses.replace(config, game=current_spec(config.game))
+
+
+def check_config_digest(path: Path, recorded: str | None) -> None:
+    """``config.json`` must be the file the run's records were made with (their
+    ``config_sha256``; runs written before records held it are not checked): an edited config
+    (another seed, another game) would label the records with settings they were not made
+    with, or make a resume a hybrid of two runs."""
+    if recorded is not None and config_digest(path) != recorded:
+        raise RunDirectoryError(f"{path / 'config.json'} was changed after the run was written "
+                                f"(it does not match the SHA-256 its records hold): its records "
+                                f"were made with another config; restore the file, or start a "
+                                f"new run with the settings you want")
 
 
 def check_run_folders(path: Path) -> None:
@@ -181,29 +223,6 @@ def _record_files(path: Path) -> list[Path]:
         raise RunDirectoryError(f"record {linked} is not a regular file (a symbolic link or a "
                                 f"folder); it was left untouched")
     return files
-
-
-def check_views(path: Path, last: _Saved | None) -> None:
-    """The log files must be the run's own files (not symbolic links) and, given the ``last``
-    record, hold at least what the last record vouches for: a log cut short or removed after it was
-    written is damage, named here (``psro run --resume`` rebuilds such logs from the records).
-    Longer logs are an iteration being written, or one whose record a kill interrupted, which
-    a resume cuts."""
-    for name in VIEWS:
-        file = path / name
-        if file.is_symlink() or (file.exists() and not file.is_file()):
-            raise RunDirectoryError(f"{file} is not a regular file (a symbolic link or a "
-                                    f"folder); a run's logs are its own files (it was left "
-                                    f"untouched)")
-        if last is None:
-            continue
-        size = file.stat().st_size if file.is_file() else 0
-        if size < last.views_after[name]:
-            state = "is missing" if not file.exists() else \
-                f"holds {size:,} bytes where the records vouch for {last.views_after[name]:,}"
-            raise RunDirectoryError(f"{file} {state}: the log disagrees with the run's records "
-                                    f"up to iteration {last.iteration}; psro run --resume "
-                                    f"rebuilds it from them")
 
 
 def _read_records(path: Path) -> list[tuple[dict, dict[str, np.ndarray]]]:

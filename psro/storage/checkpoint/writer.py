@@ -20,17 +20,18 @@ from psro.storage.checkpoint.table_records import table_arrays
 from psro.storage.files import (
     RUN_FILE_FOLDERS,
     TEMPORARY_FILE,
-    DirectoryLock,
     append_bytes,
     as_path,
     atomic_write_bytes,
     atomic_write_text,
     checksum,
+    config_digest,
     csv_rows,
     file_digest,
     foreign_entries,
     jsonl,
 )
+from psro.storage.lock import DirectoryLock
 
 FORMAT_VERSION = 3
 VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
@@ -97,10 +98,12 @@ def _remove_run_files(path: Path) -> list[str]:
     return removed
 
 
-def _view_data(state: RunState, k: int, log_rows_before: int, log_rows: int) -> dict[str, bytes]:
-    """What iteration ``k`` appends to each log."""
+def _view_data(state: RunState, k: int, log_rows_before: int, log_rows: int,
+               columns: tuple[str, ...]) -> dict[str, bytes]:
+    """What iteration ``k`` appends to each log (``metrics.csv`` under ``columns``)."""
     row = state.metrics[k]
-    return {"metrics.jsonl": jsonl([row]), "metrics.csv": csv_rows([row], header=k == 0),
+    return {"metrics.jsonl": jsonl([row]),
+            "metrics.csv": csv_rows([row], header=k == 0, columns=columns),
             "mixtures.jsonl": jsonl([state.mixture_history[k]]),
             "oracle_log.jsonl": jsonl(state.oracle_log[log_rows_before:log_rows])}
 
@@ -131,11 +134,18 @@ class _Saved:
 
 class RunWriter:
     """Writes one run directory. :meth:`create` starts a new one; :func:`load` returns a
-    writer that continues an existing one."""
+    writer that continues an existing one. ``columns`` are those of ``metrics.csv``
+    (:mod:`psro.metrics_row`): a row with a key outside them is refused, never written
+    shifted."""
 
-    def __init__(self, path: str | Path, last: _Saved | None = None):
+    def __init__(self, path: str | Path, last: _Saved | None = None,
+                 columns: tuple[str, ...] = ()):
         self.path = Path(path)
         self.last = last
+        self.columns = tuple(columns)
+        self.config_digest = config_digest(self.path)
+        """SHA-256 of ``config.json`` as the run wrote it (every record holds it, and every
+        reader checks the file against it)."""
         self.removed: list[str] = []
         """What :meth:`create` removed of an earlier run (``overwrite``), in words."""
         self.lock = DirectoryLock(self.path)
@@ -144,9 +154,10 @@ class RunWriter:
     def create(cls, path: str | Path, config: RunConfig, manifest: dict,
                overwrite: bool = False) -> RunWriter:
         """Start a run directory, which must be missing or empty: ``config.json`` and
-        ``run.json``. ``manifest`` holds the evaluation name and, for exact runs, the
-        information-state keys. With ``overwrite`` the directory may instead hold an earlier
-        run (and nothing else), whose files are removed once its lock is taken.
+        ``run.json``. ``manifest`` holds the evaluation name, the metrics columns
+        (``metric_columns``) and, for exact runs, the information-state keys. With
+        ``overwrite`` the directory may instead hold an earlier run (and nothing else), whose
+        files are removed once its lock is taken.
         :class:`RunDirectoryError` for anything else."""
         path = as_path(path, "the run directory")
         replace = overwrite and path.is_dir() and any(path.iterdir())
@@ -159,7 +170,7 @@ class RunWriter:
                                     f"directory{hint}")
         try:
             path.mkdir(parents=True, exist_ok=True)
-            writer = cls(path)
+            writer = cls(path, columns=tuple(manifest["metric_columns"]))
             writer.lock.acquire()
             if replace:
                 _check_replaceable(path)  # again, now that no other run can write there
@@ -167,6 +178,7 @@ class RunWriter:
             atomic_write_text(path / "config.json", config.to_json())
             atomic_write_text(path / "run.json",
                               json.dumps({"format_version": FORMAT_VERSION, **manifest}))
+            writer.config_digest = config_digest(path)
         except OSError as err:
             raise RunDirectoryError(f"cannot write the run directory {path}: "
                                     f"{err.strerror or err}") from None
@@ -226,7 +238,7 @@ class RunWriter:
             members.append(joined)
         arrays.update(table_arrays(state.table, k, sizes_before, sizes))
         row = state.metrics[k]
-        data = _view_data(state, k, log_rows_before, log_rows)
+        data = _view_data(state, k, log_rows_before, log_rows, self.columns)
         if append:
             try:
                 views_after = {name: append_bytes(self.path / name, data[name],
@@ -244,7 +256,7 @@ class RunWriter:
                 "oracle_log_rows": log_rows,
                 "stop_reason": state.stop_reason if k == state.iteration else None,
                 "oracle_log_rows_before": log_rows_before, "views_before": views_before,
-                "views": views_after}
+                "views": views_after, "config_sha256": self.config_digest}
         meta["checksum"] = checksum(meta, arrays)
         record = io.BytesIO()  # built in memory, then written at once (not in small pieces)
         np.savez(record, meta=np.array(json.dumps(meta)), **arrays)
@@ -281,18 +293,22 @@ class RunWriter:
             rows = sum(1 for r in state.oracle_log if r.get("iteration", 0) <= k)
             self._write(state, k, sizes_before, views, log_rows, sizes, rows, append=False)
             sizes_before, views, log_rows = sizes, self.last.views_after, rows
-        # The logs last, whole: a conversion killed before run.json leaves the old run as it was.
+        # The logs last, whole: a conversion killed before run.json leaves the old run as it was
+        # (its logs are what it held, but for metrics.csv, written after run.json in the
+        # declared columns: where a kill comes first, readers and resumes rebuild it).
         logs = dict.fromkeys(VIEWS, b"")
         rows_before = 0
         for k in range(state.iteration + 1):
             rows = sum(1 for r in state.oracle_log if r.get("iteration", 0) <= k)
-            for name, data in _view_data(state, k, rows_before, rows).items():
+            for name, data in _view_data(state, k, rows_before, rows, self.columns).items():
                 logs[name] += data
             rows_before = rows
-        for name in VIEWS:
-            atomic_write_bytes(self.path / name, lambda h, d=logs[name]: h.write(d))
-        atomic_write_text(self.path / "run.json",
-                          json.dumps({"format_version": FORMAT_VERSION, **manifest}))
+        for name in (*(v for v in VIEWS if v != "metrics.csv"), "run.json", "metrics.csv"):
+            if name == "run.json":
+                atomic_write_text(self.path / "run.json",
+                                  json.dumps({"format_version": FORMAT_VERSION, **manifest}))
+            else:
+                atomic_write_bytes(self.path / name, lambda h, d=logs[name]: h.write(d))
         for name in ("checkpoint.npz", "payoffs.npz", "population.npz", "population.json",
                      "ppo_log.jsonl"):
             (self.path / name).unlink(missing_ok=True)
