@@ -69,6 +69,12 @@ class SampledEvaluator:
         self.ppo = response_config({**schedule.get("ppo", {}), **budget})
         """The PPO options of the lower bound's best responses (never the oracle's)."""
         self.num_players = context.num_players
+        from psro.kernels import kernel_for
+
+        self.kernel_game = context.game.pyspiel_game \
+            if kernel_for(context.game.pyspiel_game) is not None else None
+        """The game, where a compiled kernel measures exploitability exactly (then every
+        measurement the lower bound would make is exact instead); None elsewhere."""
         self.fill = True
         """Whether the payoff entries are estimated (set off where no part reads them: the
         table then holds NaN with counts of 0, and the rows no values)."""
@@ -191,6 +197,9 @@ class SampledEvaluator:
         a run says it before the minutes the responses may take."""
         if not self.final:
             return None
+        if self.kernel_game is not None:
+            return ("measuring the final meta-policy's exact exploitability (compiled kernel: "
+                    "every member asked at every information set)")
         return (f"measuring the final meta-policy's approximate exploitability (a lower bound): "
                 f"a PPO best response of {self.ppo.env_steps:,} env steps for each of the "
                 f"{self.num_players} players")
@@ -217,7 +226,10 @@ class SampledEvaluator:
         its responses from the same seeds), with the ``lower_bound`` table's responses
         (:func:`psro.rl.config.response_config`: the same options for every method). The
         responses' training logs go to the oracle log, tagged ``purpose = "lower_bound"``; the
-        row gains ``exploitability_half_width`` (95%)."""
+        row gains ``exploitability_half_width`` (95%). Where a compiled kernel exists, the
+        exploitability is measured exactly instead (:func:`exact_row`)."""
+        if self.kernel_game is not None:
+            return exact_row(self.kernel_game, state.populations, state.mixtures)
         seats = [[m.actor(None) for m in pop] for pop in state.populations]
         seeds = [derive_seed(self.seed, 10**6 + state.iteration, p)
                  for p in range(len(seats) + 1)]
@@ -230,6 +242,24 @@ class SampledEvaluator:
         row["exploitability_half_width"] = float(
             monte_carlo.Z95 * np.sqrt(np.sum(np.square(errors))) / len(seats))
         return row
+
+
+def exact_row(game, populations: list[list], mixtures: list[np.ndarray]) -> dict:
+    """The metrics row of the meta-policy's exact exploitability by the compiled kernel of
+    ``game`` (:mod:`psro.kernels`): its members' sequence-form mixture, every value exact
+    (``exploitability_kind = "exact"``, no standard errors or interval)."""
+    from psro.kernels.exact import exact_exploitability as kernel_exact
+
+    seats = [[(m, float(w)) for m, w in zip(pop, mix, strict=True)]
+             for pop, mix in zip(populations, mixtures, strict=True)]
+    result = kernel_exact(game, seats)
+    n = len(seats)
+    return {"exploitability": result.exploitability, "nash_conv": result.nash_conv,
+            "exploitability_kind": "exact",
+            **{f"gain_p{p}": float(g) for p, g in enumerate(result.gains)},
+            **{f"gain_std_err_p{p}": None for p in range(n)},
+            **{f"value_p{p}": float(v) for p, v in enumerate(result.values)},
+            "exploitability_half_width": None}
 
 
 def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PPOConfig,

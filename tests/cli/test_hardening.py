@@ -383,7 +383,7 @@ READERS = [
       "-5"], "--max-nodes must be a positive integer; got -5"),
     ("--save-best-responses on a game too large", lambda r: None,
      ["exploitability", "--game", "leduc_poker", "--policy", "policy.json", "--max-nodes",
-      "100", "--save-best-responses", "b.json"], "needs exact evaluation"),
+      "100", "--save-best-responses", "b.json"], "--save-best-responses needs the walked tree"),
     ("a name the system refuses", lambda r: None,
      ["run", "--game", "kuhn_poker", "--out", "x" * 300], "File name too long"),
     ("a report name the system refuses", lambda r: None,
