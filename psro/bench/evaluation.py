@@ -29,12 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
+import games
 import solvers
 from games.simulation import turn_based
 from psro.backends import make_backend
 from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
-from psro.evaluation.sampled import lower_bound_with_curves
+from psro.evaluation.sampled import exact_row, lower_bound_with_curves
+from psro.kernels import kernel_for
 from psro.payoffs import utility_scale
 from psro.reports.groups import interval
 from psro.rl.config import response_config
@@ -80,14 +82,22 @@ def shared_lower_bound(run, path: Path) -> dict:
     """The lower bound of ``run``'s final meta-policy (a :class:`psro.bench.runner.PlannedRun`)
     at its game's shared budget, read from ``path`` where it was measured for this run's last
     iteration already, else measured and written there: ``{"key", "exploitability",
-    "nash_conv", "gain_p*", "gain_std_err_p*", "value_p*", "curves"}``."""
+    "nash_conv", "gain_p*", "gain_std_err_p*", "value_p*", "curves"}``. Where the game has a
+    compiled kernel (:mod:`psro.kernels`), the value is exact instead
+    (``exploitability_kind = "exact"``, no standard errors or curves)."""
     seats, mixtures, iteration = _seats(run.path)
     game = run.game
+    exact = kernel_for(games.load(game.game).pyspiel_game) is not None
     key = {"version": VERSION, "iteration": iteration, "response_steps": game.response_steps,
-           "seed": run.seed}
+           "seed": run.seed, **({"exact": True} if exact else {})}
     saved = _cached(path, key)
     if saved is not None:
         return saved
+    if exact:
+        row = exact_row(games.load(game.game).pyspiel_game, seats, mixtures)
+        made = {"key": key, **row, "curves": []}
+        atomic_write_text(path, json.dumps(made, indent=1))
+        return made
     options = run_config(game, game.methods[0], run.seed).monte_carlo
     seeds = [derive_seed(run.seed, 31337, p) for p in range(len(seats) + 1)]
     backend = make_backend(run.config.backend, run.config.workers, run.config.ray_address)

@@ -54,12 +54,26 @@ def _shared_bound(rec: RunRecord) -> float | None:
     return None if bound is None else float(bound["exploitability"])
 
 
+def _approximate(group: RunGroup | None) -> bool:
+    """Whether the group's values are lower bounds (drawn hollow), not a compiled kernel's
+    exact ones: any value measured during its runs, or at their end, that is not exact."""
+    if group is None:
+        return True
+    kinds = [r.get("exploitability_kind") for rec in group.records for r in rec.metrics
+             if r.get("exploitability") is not None]
+    kinds += [(read_measurement(rec.path.with_name(f"{rec.path.name}.bound.json")) or {}).get(
+        "exploitability_kind") for rec in group.records]
+    return any(kind != "exact" for kind in kinds)
+
+
 def _bound_half_width(rec: RunRecord) -> float:
     """The 95% half-width of a run's shared bound from its players' standard errors (as a
     run's own bounds give it), NaN where they were not recorded."""
     bound = read_measurement(rec.path.with_name(f"{rec.path.name}.bound.json")) or {}
+    if bound.get("exploitability_kind") == "exact":
+        return 0.0  # a compiled kernel's exact value
     errors = [v for k, v in bound.items() if k.startswith("gain_std_err_p")]
-    if not errors:
+    if not errors or None in errors:
         return math.nan
     return float(Z95 * math.sqrt(sum(e * e for e in errors)) / len(errors))
 
@@ -96,7 +110,8 @@ def large_tier(out: Path, game: dict, labels: list[str], rows: list, panels: lis
             continue
         curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
         during = _measured(groups[method["label"]]) if method["label"] in groups else None
-        curves.append((method["label"], during if during is not None else curve, True,
+        approximate = _approximate(groups.get(method["label"]))
+        curves.append((method["label"], during if during is not None else curve, approximate,
                        style(method["label"], labels)))
         # over seeds where there are several, else the one bound's own Monte Carlo interval
         half = float(curve.high[0] - curve.mean[0]) if curve.n > 1 else float(np.mean(own))

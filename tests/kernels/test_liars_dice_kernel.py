@@ -169,3 +169,36 @@ def test_psro_exploitability_is_exact_on_a_game_too_large_to_walk():
     assert compiled.nash_conv == pytest.approx(walked.nash_conv, abs=1e-9)
     with pytest.raises(psro.UnreadSettingError, match="a compiled kernel evaluates it exactly"):
         psro.exploitability(spec, policy, max_nodes=10, seed=3)
+
+
+def test_a_run_too_large_to_walk_is_measured_exactly_and_so_is_its_suite_bound(tmp_path):
+    """Liar's dice (1 die of 4 sides) run as too large to walk (max_nodes 10): its rows and the
+    large tier's shared measurement are the kernel's exact values, equal to the walked sequence
+    form's exploitability of the same meta-policy (tabularised on the walked tree)."""
+    from psro.bench import Method, Suite, SuiteGame, run_suite
+    from psro.extensive_form.policies import tabularise
+
+    spec = "liars_dice(numdice=1,dice_sides=4)"
+    settings = {"oracle": "ppo", "max_nodes": 10, "ppo": {"env_steps": 1500, "num_envs": 16},
+                "monte_carlo": {"min_episodes": 64, "max_episodes": 128, "tolerance": 0.5}}
+    suite = Suite("exact", (SuiteGame(spec, "Liar's dice 1x4", "large", (
+        Method("psro", settings),), 60, env_steps=3000, response_steps=1000, thresholds=(),
+        bound_every=1),), seeds=(0,))
+    run_suite(suite, tmp_path / "s", quiet=True)
+    run = psro.load_run(tmp_path / "s" / "liar-s-dice-1x4" / "psro" / "seed-0")
+    measured = [r for r in run.metrics if r["exploitability"] is not None]
+    assert measured and all(r["exploitability_kind"] == "exact" for r in measured)
+    assert all(r["exploitability_half_width"] is None for r in measured)
+    tree = psro.game_tree(spec)
+    plans = [sum(w * tree.realization_plan(p, tree.uniform_policy(p) if m.kind == "uniform"
+                                           else tabularise(tree, m, p).probs)
+                 for m, w in zip(pop, mix, strict=True))
+             for p, (pop, mix) in enumerate(zip(run.population, run.mixtures, strict=True))]
+    walked = psro.exact_exploitability(tree, plans).exploitability
+    assert measured[-1]["exploitability"] == pytest.approx(walked, abs=1e-9)
+    import json
+
+    bound = json.loads((tmp_path / "s" / "liar-s-dice-1x4" / "psro" /
+                        "seed-0.bound.json").read_text())
+    assert bound["exploitability_kind"] == "exact"
+    assert bound["exploitability"] == pytest.approx(walked, abs=1e-9)
