@@ -268,8 +268,9 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
         extra = f"; stopped: {stopped}" if stopped else ""
         if run.game.tier == "large":
             bound = shared_lower_bound(run, _bound_path(run))
-            extra += f"; lower bound at {run.game.response_steps:,} steps: " \
-                    f"{bound['exploitability']:.4g}"
+            extra += "; exact (compiled kernel): " if bound.get("exploitability_kind") == \
+                "exact" else f"; lower bound at {run.game.response_steps:,} steps: "
+            extra += f"{bound['exploitability']:.4g}"
         if not quiet:
             progress.finished(k, row, extra, ran)
         if run.game.tier == "walkable" and last_of_game.get(id(run.game)) == k:

@@ -24,6 +24,33 @@ def network_files(path: Path) -> tuple[Path, Path]:
 
 
 
+def table_arrays_of(probs: np.ndarray, player: int, index: int) -> dict[str, np.ndarray]:
+    """The record arrays of a tabular member's table: a pure strategy (every row one-hot, as an
+    exact best response is) as each information set's action (``pure_P_I``, int16, and its
+    width ``pure_P_I_width``), about a hundredth of the dense table; any other as the dense
+    float64 table (``table_P_I``). :func:`table_from_arrays` gives back the same values."""
+    probs = np.asarray(probs)
+    chosen = probs.argmax(axis=1) if probs.size else np.zeros(0, dtype=np.int64)
+    if probs.ndim == 2 and probs.shape[1] < 2**15 and probs.shape[0] > 0 and \
+            np.all((probs == 0.0) | (probs == 1.0)) and np.all(probs.sum(axis=1) == 1.0):
+        return {f"pure_{player}_{index}": chosen.astype(np.int16),
+                f"pure_{player}_{index}_width": np.array(probs.shape[1], dtype=np.int64)}
+    return {f"table_{player}_{index}": probs}
+
+
+def table_from_arrays(arrays: dict, player: int, index: int) -> np.ndarray | None:
+    """A tabular member's table from its record's arrays (:func:`table_arrays_of`), None where
+    the record holds none."""
+    if f"table_{player}_{index}" in arrays:
+        return arrays[f"table_{player}_{index}"]
+    chosen = arrays.get(f"pure_{player}_{index}")
+    if chosen is None:
+        return None
+    table = np.zeros((len(chosen), int(arrays[f"pure_{player}_{index}_width"])))
+    table[np.arange(len(chosen)), chosen.astype(np.int64)] = 1.0
+    return table
+
+
 def member_from_record(path: Path, player: int, index: int, info: dict, table, networks: bool):
     """Rebuild one member from its record entry (and its network file)."""
     name, kind, has_network = info.pop("name"), info.pop("kind"), info.pop("network", False)

@@ -16,7 +16,7 @@ from psro.metrics_row import merged_columns
 from psro.payoffs import PayoffTable
 from psro.state import RunState, joint_from_record
 from psro.storage.checkpoint.legacy import LEGACY_VERSIONS, check_rows, load_legacy
-from psro.storage.checkpoint.members import member_from_record, read_log
+from psro.storage.checkpoint.members import member_from_record, read_log, table_from_arrays
 from psro.storage.checkpoint.table_records import apply_refined
 from psro.storage.checkpoint.views import check_views, rebuild_metrics_csv, repair_metrics_csv
 from psro.storage.checkpoint.writer import (
@@ -258,9 +258,9 @@ def _state_from_records(path: Path, config: RunConfig, manifest: dict, records: 
         for p, joined in enumerate(meta["members"]):
             for info in joined:
                 index = len(state.populations[p])
+                table = table_from_arrays(arrays, p, index)
                 state.populations[p].append(
-                    member_from_record(path, p, index, dict(info), arrays.get(f"table_{p}_{index}"),
-                            networks))
+                    member_from_record(path, p, index, dict(info), table, networks))
         if [len(pop) for pop in state.populations] != list(meta["sizes"]):
             raise ValueError(f"iteration {meta['iteration']} lists the wrong members")
         for b, block in enumerate(PayoffTable.new_blocks(tuple(meta["sizes_before"]),

@@ -15,7 +15,7 @@ from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.extensive_form.members import network_of
 from psro.state import RunState
-from psro.storage.checkpoint.members import network_files, network_path
+from psro.storage.checkpoint.members import network_files, network_path, table_arrays_of
 from psro.storage.checkpoint.table_records import table_arrays
 from psro.storage.files import (
     RUN_FILE_FOLDERS,
@@ -232,7 +232,7 @@ class RunWriter:
                     network.save(where)
                     vouched = {"network_sha256": file_digest(*network_files(where))}
                 if member.kind == "tabular":
-                    arrays[f"table_{p}_{index}"] = member.probs
+                    arrays.update(table_arrays_of(member.probs, p, index))
                 joined.append({"name": member.name, "kind": member.kind,
                                "network": network is not None, **vouched, **member.metadata})
             members.append(joined)
