@@ -44,8 +44,9 @@ COLUMN_NOTES = (
     "- *at the end*: walkable tier, the mean of the exploitability at each run's end: its last "
     "iteration, which may finish past the budget (a run stops at the first iteration that "
     "ends at or after it); the figure's curves end there too, each run holding its final "
-    "value. Large tier: the mean of the lower bounds measured at each run's end with the "
-    "game's shared best-response budget.",
+    "value. Large tier: the mean of the values measured at each run's end: lower bounds with "
+    "the game's shared best-response budget, or exact where a compiled kernel measures the "
+    "game (liar's dice).",
     "- *env steps*: large tier, the mean env steps a run took.",
     "- *time to threshold*: the mean wall time at which the runs that reached a threshold "
     "first measured an exploitability at or below it (how many of the runs did), whether "

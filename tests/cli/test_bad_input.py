@@ -49,14 +49,16 @@ def _snapshot(root: Path) -> dict[str, str]:
 
 
 def _damage_record(sandbox: Path) -> None:
-    """A table multiplied by 3 in the last record (the attack of issue 10, case 5)."""
+    """A member's table changed in the last record (the attack of issue 10, case 5): a dense
+    table multiplied by 3, or a pure strategy's actions moved to the next action."""
     import numpy as np
 
     record = sandbox / "run" / "iterations" / "000002.npz"
     with np.load(record) as data:
         arrays = {k: data[k] for k in data.files}
-    key = next(k for k in arrays if k.startswith("table_"))
-    arrays[key] = arrays[key] * 3
+    key = next(k for k in arrays if k.startswith(("table_", "pure_")) and
+               not k.endswith("_width"))
+    arrays[key] = arrays[key] * 3 if key.startswith("table_") else arrays[key] + 1
     np.savez(record, **arrays)
 
 
