@@ -15,19 +15,18 @@ from __future__ import annotations
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
-from docutils.statemachine import StringList
 
 
 def _metrics_rows() -> list[tuple[str, str, str]]:
     from psro.column_catalogue import column_writers
     from psro.metrics_row import MEANINGS
 
-    return [(f"``{column}``", ", ".join(writers), MEANINGS[column])
+    return [(f"`{column}`", ", ".join(writers), MEANINGS[column])
             for column, writers in column_writers().items()]
 
 
 def _names(columns) -> list[tuple[str]]:
-    return [(f"``{c}``",) for c in columns]
+    return [(f"`{c}`",) for c in columns]
 
 
 def _rows(kind: str) -> tuple[list[str], list[tuple]]:
@@ -48,22 +47,34 @@ def _rows(kind: str) -> tuple[list[str], list[tuple]]:
     raise ValueError(f"psro-columns: unknown table {kind!r}")
 
 
+def _cell(text: str) -> nodes.entry:
+    """A table cell; text between backquotes is set as code."""
+    paragraph = nodes.paragraph()
+    for k, part in enumerate(text.split("`")):
+        if part:
+            paragraph += nodes.literal(part, part) if k % 2 else nodes.Text(part)
+    return nodes.entry("", paragraph)
+
+
 class ColumnsDirective(Directive):
     """``psro-columns KIND``: a table of the columns of one kind of file."""
 
     required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        """The table, as a reStructuredText list-table parsed in place."""
+        """The table, built as docutils nodes (the page may be Markdown or reStructuredText)."""
         header, rows = _rows(self.arguments[0])
-        lines = [".. list-table::", "   :header-rows: 1", ""]
-        for row in [tuple(header), *rows]:
-            lines.append(f"   * - {row[0]}")
-            lines += [f"     - {cell}" for cell in row[1:]]
-        container = nodes.section()
-        self.state.nested_parse(StringList(lines, source="psro-columns"), self.content_offset,
-                                container)
-        return container.children
+        group = nodes.tgroup(cols=len(header))
+        group += [nodes.colspec(colwidth=1) for _ in header]
+        head = nodes.thead()
+        head += nodes.row("", *(_cell(text) for text in header))
+        body = nodes.tbody()
+        for row in rows:
+            body += nodes.row("", *(_cell(text) for text in row))
+        group += [head, body]
+        table = nodes.table()
+        table += group
+        return [table]
 
 
 def setup(app):
