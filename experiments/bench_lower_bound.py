@@ -1,7 +1,8 @@
 """How far the approximate exploitability under-reports, where the truth is known.
 
-For run directories of games small enough to walk (PPO runs whose exact exploitability is in
-their metrics), the final meta-policy's approximate exploitability, the PPO lower bound that
+For run directories of games whose exploitability is known exactly (PPO runs of games small
+enough to walk, or of games with a compiled kernel, such as liar's dice with 2 dice of 5
+sides), the final meta-policy's approximate exploitability, the PPO lower bound that
 games too large to walk get (:func:`psro.evaluation.sampled.ppo_lower_bound`: a fresh PPO best
 response per player, Monte Carlo values), is measured at several best-response budgets and
 seeds and printed beside the exact value, with their ratio.
@@ -42,7 +43,7 @@ def measure(run_dir: Path, budgets: list[int], seeds: int,
     """Rows ``{game, run, exact, budget, bound, half_width, ratio, seconds}`` for one run."""
     run = psro.load_run(run_dir)
     exact = psro.exploitability(run.config.game, run.meta_policy()).exploitability
-    tree = run.tree
+    tree = run.tree if run.evaluation == "exact" else None  # sampled: its networks play
     seats = [[m.actor(tree) for m in pop] for pop in run.population]
     game = turn_based(games.load(run.config.game).pyspiel_game)
     rows = []
