@@ -279,7 +279,7 @@ class PSRO:
             self._finish()
 
     def _finish(self) -> None:
-        """The evaluator's final measurement (sampled lower bound) into the last row, timed."""
+        """The evaluator's final measurement (lower bound or kernel) into the last row, timed."""
         start = time.perf_counter()
         if (text := getattr(self.evaluator, "finish_text", lambda: None)()) and self.notice:
             self.notice(text)

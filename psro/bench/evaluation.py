@@ -87,14 +87,15 @@ def shared_lower_bound(run, path: Path) -> dict:
     (``exploitability_kind = "exact"``, no standard errors or curves)."""
     seats, mixtures, iteration = _seats(run.path)
     game = run.game
-    exact = kernel_for(games.load(game.game).pyspiel_game) is not None
+    pyspiel_game = games.load(game.game).pyspiel_game
+    exact = kernel_for(pyspiel_game) is not None
     key = {"version": VERSION, "iteration": iteration, "response_steps": game.response_steps,
            "seed": run.seed, **({"exact": True} if exact else {})}
     saved = _cached(path, key)
     if saved is not None:
         return saved
     if exact:
-        row = exact_row(games.load(game.game).pyspiel_game, seats, mixtures)
+        row = exact_row(pyspiel_game, seats, mixtures)
         made = {"key": key, **row, "curves": []}
         atomic_write_text(path, json.dumps(made, indent=1))
         return made

@@ -39,37 +39,35 @@ def _measured(group: RunGroup) -> Curve | None:
     return interval(grid, values)
 
 
-def _bounds(group: RunGroup | None) -> tuple[list[float], list[float], list[float]]:
+def _bounds(group: RunGroup | None) -> tuple[list[float], list[float], list[float], bool]:
     """The shared-budget lower bounds of the group's runs (``seed-N.bound.json`` beside
-    each), the env steps each run took and each bound's own 95% half-width (its Monte Carlo
-    standard errors)."""
-    found = [(bound, float(rec.metrics[-1].get("env_steps") or 0), _bound_half_width(rec))
-             for rec in (group.records if group is not None else [])
-             if (bound := _shared_bound(rec)) is not None]
-    return [b for b, _, _ in found], [s for _, s, _ in found], [h for _, _, h in found]
+    each), the env steps each run took, each bound's own 95% half-width (its Monte Carlo
+    standard errors) and whether any value of the group, measured during its runs or at their
+    end, is a lower bound (drawn hollow) rather than a compiled kernel's exact value."""
+    records = group.records if group is not None else []
+    found = [(bound, float(rec.metrics[-1].get("env_steps") or 0))
+             for rec in records if (bound := _shared(rec)) is not None]
+    kinds = [r.get("exploitability_kind") for rec in records for r in rec.metrics
+             if r.get("exploitability") is not None] + \
+        [bound.get("exploitability_kind") for bound, _ in found]
+    return ([float(b["exploitability"]) for b, _ in found], [s for _, s in found],
+            [_bound_half_width(b) for b, _ in found],
+            not records or any(kind != "exact" for kind in kinds))
+
+
+def _shared(rec: RunRecord) -> dict | None:
+    """The run's shared measurement at its end (``seed-N.bound.json``), None where missing."""
+    return read_measurement(rec.path.with_name(f"{rec.path.name}.bound.json"))
 
 
 def _shared_bound(rec: RunRecord) -> float | None:
-    bound = read_measurement(rec.path.with_name(f"{rec.path.name}.bound.json"))
+    bound = _shared(rec)
     return None if bound is None else float(bound["exploitability"])
 
 
-def _approximate(group: RunGroup | None) -> bool:
-    """Whether the group's values are lower bounds (drawn hollow), not a compiled kernel's
-    exact ones: any value measured during its runs, or at their end, that is not exact."""
-    if group is None:
-        return True
-    kinds = [r.get("exploitability_kind") for rec in group.records for r in rec.metrics
-             if r.get("exploitability") is not None]
-    kinds += [(read_measurement(rec.path.with_name(f"{rec.path.name}.bound.json")) or {}).get(
-        "exploitability_kind") for rec in group.records]
-    return any(kind != "exact" for kind in kinds)
-
-
-def _bound_half_width(rec: RunRecord) -> float:
+def _bound_half_width(bound: dict) -> float:
     """The 95% half-width of a run's shared bound from its players' standard errors (as a
     run's own bounds give it), NaN where they were not recorded."""
-    bound = read_measurement(rec.path.with_name(f"{rec.path.name}.bound.json")) or {}
     if bound.get("exploitability_kind") == "exact":
         return 0.0  # a compiled kernel's exact value
     errors = [v for k, v in bound.items() if k.startswith("gain_std_err_p")]
@@ -101,7 +99,7 @@ def large_tier(out: Path, game: dict, labels: list[str], rows: list, panels: lis
     duel = read_measurement(path)
     curves, groups, found = [], {g.label: g for g in finished_groups(out, game)}, {}
     for method in game["methods"]:
-        values, steps, own = _bounds(groups.get(method["label"]))
+        values, steps, own, approximate = _bounds(groups.get(method["label"]))
         if not values:
             if (game["label"], method["label"]) in planned:
                 rows.append(table_row(game, method["label"],
@@ -110,7 +108,6 @@ def large_tier(out: Path, game: dict, labels: list[str], rows: list, panels: lis
             continue
         curve = interval(np.array([np.mean(steps)]), np.array(values)[:, None])
         during = _measured(groups[method["label"]]) if method["label"] in groups else None
-        approximate = _approximate(groups.get(method["label"]))
         curves.append((method["label"], during if during is not None else curve, approximate,
                        style(method["label"], labels)))
         # over seeds where there are several, else the one bound's own Monte Carlo interval

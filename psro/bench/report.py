@@ -83,7 +83,8 @@ def _end(group: RunGroup) -> tuple[float, float]:
     """The mean over the group's distinct runs of the exploitability at each run's end (its
     last iteration, which may finish past the time budget) and its 95% half-width (NaN with
     one run)."""
-    finals = np.array([_series(rec)[1][-1] for rec in group.distinct if len(_series(rec)[1])])
+    finals = np.array([values[-1] for rec in group.distinct
+                       if len(values := _series(rec)[1])])
     if len(finals) == 0:
         return math.nan, math.nan
     curve = interval(np.zeros(1), finals[:, None])

@@ -44,9 +44,9 @@ class SampledEvaluator:
 
     name = "sampled"
     measures_exploitability = False
-    exact_entries = False
     """Exploitability is a lower bound measured when the run stops or every so often, never
     every iteration: no target exploitability can end the run."""
+    exact_entries = False
 
     def __init__(self, context: GameContext):
         self.game = context.play_game
@@ -249,11 +249,10 @@ def exact_row(game, populations: list[list], mixtures: list[np.ndarray]) -> dict
     ``game`` (:mod:`psro.kernels`): its members' sequence-form mixture, every value exact
     (``exploitability_kind = "exact"``, no standard errors or interval)."""
     from psro.kernels.exact import exact_exploitability as kernel_exact
+    from psro.kernels.exact import mixture_seats
 
-    seats = [[(m, float(w)) for m, w in zip(pop, mix, strict=True)]
-             for pop, mix in zip(populations, mixtures, strict=True)]
-    result = kernel_exact(game, seats)
-    n = len(seats)
+    result = kernel_exact(game, mixture_seats(populations, mixtures))
+    n = len(populations)
     return {"exploitability": result.exploitability, "nash_conv": result.nash_conv,
             "exploitability_kind": "exact",
             **{f"gain_p{p}": float(g) for p, g in enumerate(result.gains)},

@@ -54,6 +54,14 @@ class KernelExploitability:
     kind: str = "exact"
 
 
+def mixture_seats(populations: list[list], weights: list) -> list[list[tuple[object, float]]]:
+    """Per player, the sequence-form mixture ``[(member, weight), ...]`` of a meta-policy
+    (``populations[p]`` its members, ``weights[p]`` their weights), as
+    :func:`exact_exploitability` takes it."""
+    return [[(m, float(w)) for m, w in zip(pop, mix, strict=True)]
+            for pop, mix in zip(populations, weights, strict=True)]
+
+
 def batch_probs(policy, rules: LiarsDiceRules, masks: np.ndarray, player: int,
                 game) -> np.ndarray:
     """``policy``'s action probabilities (len(masks) * H, actions) at ``player``'s information

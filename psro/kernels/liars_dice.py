@@ -151,9 +151,7 @@ def top_bits(masks: np.ndarray) -> np.ndarray:
 def acting_masks(lo: int, hi: int, player: int) -> np.ndarray:
     """The public states in ``[lo, hi)`` where ``player`` is to act."""
     masks = np.arange(lo, hi, dtype=np.int64)
-    parity = np.array([bin(m).count("1") & 1 for m in range(lo, hi)], dtype=np.int64) \
-        if hi - lo < 64 else _popcount_parity(masks)
-    return masks[parity == player]
+    return masks[_popcount_parity(masks) == player]
 
 
 def _popcount_parity(masks: np.ndarray) -> np.ndarray:

@@ -20,35 +20,41 @@ def rebuild_metrics_csv(path: Path, rows: list[dict], columns: tuple[str, ...]) 
     columns), cut where it holds more (an iteration whose record was never written). Returns
     its length without the last row and with it (what a writer continues from)."""
     whole = csv_rows(rows, header=True, columns=columns)
-    before = len(csv_rows(rows[:-1], header=True, columns=columns))
+    last = csv_rows(rows[-1:], header=False, columns=columns)
+    before = len(whole) - len(last) if len(rows) > 1 else 0  # no header without a row
     file = path / "metrics.csv"
-    with open(file, "rb") if file.is_file() else io.BytesIO() as handle:
-        found = handle.read(len(whole))
-    if found != whole:
+    if _differs(file, whole):
         atomic_write_bytes(file, lambda h: h.write(whole))
     else:
         append_bytes(file, b"", len(whole))
     return before, len(whole)
 
 
+def _differs(file: Path, whole: bytes) -> bool:
+    """Whether ``file`` (missing: empty) does not begin with ``whole``."""
+    with open(file, "rb") if file.is_file() else io.BytesIO() as handle:
+        return handle.read(len(whole)) != whole
+
+
 def repair_metrics_csv(path: Path, rows: list[dict], columns: tuple[str, ...]) -> None:
     """For readers: rebuild the ``metrics.csv`` of the run in ``path``, which no writer holds,
     where its bytes differ from what ``rows`` (the records' metrics) give under ``columns``; a
     run being written, or a directory that cannot be written, is left as it is (the records
-    are read either way)."""
+    are read either way). A file that agrees is only read: nothing is locked or written."""
+    whole = csv_rows(rows, header=True, columns=columns)
+    file = path / "metrics.csv"
+    try:
+        if not _differs(file, whole):
+            return
+    except OSError:
+        return
     lock = DirectoryLock(path)
     try:
         lock.acquire()
     except RunDirectoryError:
         return
     try:
-        whole = csv_rows(rows, header=True, columns=columns)
-        file = path / "metrics.csv"
-        found = b""
-        if file.is_file():
-            with open(file, "rb") as handle:
-                found = handle.read(len(whole))
-        if found != whole:
+        if _differs(file, whole):  # again, now that no writer can be appending to it
             atomic_write_bytes(file, lambda h: h.write(whole))
     except OSError:
         pass
