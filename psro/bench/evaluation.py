@@ -83,12 +83,13 @@ def shared_lower_bound(run, path: Path) -> dict:
     at its game's shared budget, read from ``path`` where it was measured for this run's last
     iteration already, else measured and written there: ``{"key", "exploitability",
     "nash_conv", "gain_p*", "gain_std_err_p*", "value_p*", "curves"}``. Where the game has a
-    compiled kernel (:mod:`psro.kernels`), the value is exact instead
+    compiled kernel (:mod:`psro.kernels`) and the suite game asks for it (``exact``, the
+    default), the value is exact instead
     (``exploitability_kind = "exact"``, no standard errors or curves)."""
     seats, mixtures, iteration = _seats(run.path)
     game = run.game
     pyspiel_game = games.load(game.game).pyspiel_game
-    exact = kernel_for(pyspiel_game) is not None
+    exact = game.exact and kernel_for(pyspiel_game) is not None
     key = {"version": VERSION, "iteration": iteration, "response_steps": game.response_steps,
            "seed": run.seed, **({"exact": True} if exact else {})}
     saved = _cached(path, key)

@@ -13,7 +13,7 @@ The shape (``docs/guide/benchmark-suite.md`` has an example)::
     label = "Leduc"               # optional: the game string
     tier = "walkable"             # or "large"
     time_budget_s = 60
-    # env_steps, thresholds, response_steps, bound_every: see SuiteGame
+    # env_steps, thresholds, response_steps, bound_every, exact: see SuiteGame
 
     [[games.methods]]
     label = "xdo"
@@ -34,7 +34,7 @@ def read_suite(path: str | Path) -> Suite:
     """A suite from a TOML file: ``name``, ``seeds`` (a list of integers), an optional
     ``description``, and ``[[games]]`` tables with ``game``, ``label``, ``tier``,
     ``time_budget_s``, optional ``env_steps``, ``thresholds``, ``response_steps``,
-    ``bound_every``, and ``[[games.methods]]`` tables with ``label`` and ``settings``
+    ``bound_every``, ``exact``, and ``[[games.methods]]`` tables with ``label`` and ``settings``
     (RunConfig fields). :class:`ConfigError` naming the file and the problem, also for a key
     no table reads and for a key its game's tier does not read."""
     path = Path(path)
@@ -58,7 +58,7 @@ def read_suite(path: str | Path) -> Suite:
 
 SUITE_KEYS = ("name", "seeds", "description", "games")
 GAME_KEYS = ("game", "label", "tier", "time_budget_s", "env_steps", "thresholds",
-             "response_steps", "bound_every", "methods")
+             "response_steps", "bound_every", "exact", "methods")
 METHOD_KEYS = ("label", "settings")
 
 
@@ -115,6 +115,7 @@ GAME_SHAPE = {
                    lambda v: isinstance(v, list) and all(_is_number(x) for x in v)),
     "response_steps": ("an integer", _is_integer),
     "bound_every": ("an integer", _is_integer),
+    "exact": ("true or false", lambda v: isinstance(v, bool)),
     "methods": (METHODS, lambda v: isinstance(v, list) and all(isinstance(m, dict) for m in v)),
 }
 """What each key of a ``[[games]]`` table must hold, and the test of it (the values are

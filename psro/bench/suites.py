@@ -57,6 +57,9 @@ class SuiteGame:
     bound_every: int | None = None
     """Large tier: also measure each run's lower bound every this many iterations during the
     run, at ``response_steps`` (curves against env steps; None: only the final one)."""
+    exact: bool = True
+    """Large tier: measure each run's final meta-policy exactly where the game has a compiled
+    kernel (:mod:`psro.kernels`); False: the lower bound at ``response_steps`` there too."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,8 @@ def suite_from_table(data: dict, name: str) -> Suite:
                         for m in g["methods"]),
                   float(g["time_budget_s"]), g.get("env_steps"),
                   tuple(float(t) for t in g.get("thresholds", (1e-1, 1e-2, 1e-3))),
-                  int(g.get("response_steps", 200_000)), g.get("bound_every"))
+                  int(g.get("response_steps", 200_000)), g.get("bound_every"),
+                  bool(g.get("exact", True)))
         for g in data["games"]), tuple(data.get("seeds", (0,))))
 
 
@@ -228,6 +232,10 @@ def check_suite(suite: Suite) -> Suite:
                 raise ConfigError(f"{game.label}: env_steps budgets trained oracles, and none "
                                   f"of its methods trains one (all use the exact oracle); "
                                   f"leave it out")
+        if not game.exact and game.tier != "large":
+            raise ConfigError(f"{game.label}: exact = false is read on the large tier only "
+                              f"(the walkable tier's exploitability is always exact); leave "
+                              f"it out")
         if game.bound_every is not None:
             if game.tier != "large":
                 raise ConfigError(f"{game.label}: bound_every is read on the large tier only "
@@ -251,7 +259,7 @@ def describe(suite: Suite) -> dict:
             "games": [{"game": g.game, "label": g.label, "tier": g.tier,
                        "time_budget_s": g.time_budget_s, "env_steps": g.env_steps,
                        "thresholds": list(g.thresholds), "response_steps": g.response_steps,
-                       "bound_every": g.bound_every,
+                       "bound_every": g.bound_every, "exact": g.exact,
                        "methods": [{"label": m.label, "settings": m.settings}
                                    for m in g.methods]} for g in suite.games]}
 

@@ -35,14 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from psro.kernels.base import InfoBatch, KernelError
+
 MEMORY_LIMIT = 8 * 2**30
 """Largest memory (bytes) the walk's arrays may take: four of ``2^B x hands`` float64."""
 CHUNK = 1 << 15
 """Public states whose information sets are asked of a policy in one batch."""
-
-
-class KernelError(ValueError):
-    """A game the kernel does not implement, or one too large for its memory limit."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +122,18 @@ class LiarsDiceRules:
                             for b in range(self.num_bids) if mask >> b & 1)
             out += [f"{d} {bids}" if bids else d for d in dice]
         return out
+
+    def batch(self, masks: np.ndarray, player: int, game) -> InfoBatch:
+        """The information sets of ``player`` at the public states ``masks``, every hand of
+        each (order of :meth:`info_tensors`), as a policy is asked at them."""
+        obs, legal = self.info_tensors(masks, player)
+        hands = self.num_hands
+
+        def label(row: int) -> str:
+            return repr(self.info_strings(masks[row // hands:row // hands + 1])[row % hands])
+
+        return InfoBatch(player, obs, legal, lambda: self.info_strings(masks),
+                         lambda: self.states(masks, player, game), label)
 
     def states(self, masks: np.ndarray, player: int, game) -> list:
         """A pyspiel state at each information set of ``player`` (order of

@@ -681,3 +681,24 @@ def test_every_method_of_a_suite_has_its_own_colour():
         colours = [style(label, labels)["color"] for label in labels]
         assert len(set(map(tuple, colours))) == n
         assert all(tuple(c) != (0.4980392156862745,) * 3 + (1.0,) for c in colours)
+
+
+def test_a_large_game_can_keep_the_lower_bound_where_a_kernel_is_exact(tmp_path):
+    from psro.bench.suites import describe, from_description
+
+    text = ('name = "lb"\nseeds = [0]\n[[games]]\ngame = "{game}"\ntier = "{tier}"\n'
+            'time_budget_s = 5\nexact = false\n[[games.methods]]\nlabel = "psro"\n'
+            'settings = {{oracle = "{oracle}"}}\n')
+    path = tmp_path / "lb.toml"
+    path.write_text(text.format(game="liars_dice(numdice=2,dice_sides=5)", tier="large",
+                                oracle="ppo"))
+    suite = read_suite(path)
+    assert suite.games[0].exact is False
+    assert from_description(describe(suite)).games[0].exact is False
+    path.write_text(text.format(game="kuhn_poker", tier="walkable", oracle="exact"))
+    with pytest.raises(ConfigError, match="exact = false is read on the large tier only"):
+        read_suite(path)
+    path.write_text(text.replace("exact = false", "exact = 1").format(
+        game="kuhn_poker", tier="large", oracle="ppo"))
+    with pytest.raises(ConfigError, match="true or false"):
+        read_suite(path)

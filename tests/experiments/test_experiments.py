@@ -110,7 +110,7 @@ def test_payoff_entries_benchmark_compares_the_three_tables(tmp_path, capsys):
     mod = importlib.import_module("bench_payoff_entries")
     mod.main(["--out", str(tmp_path), "--iterations", "1", "--ppo-steps", "4096",
               "--seeds", "1", "--response-steps", "4096", "--cap", "700", "--backend",
-              "local", "--monte-carlo", "max_episodes=256"])
+              "local", "--monte-carlo", "max_episodes=256", "--lower-bound"])
     out = capsys.readouterr().out
     for label in ("| all | 1 |", "| support | 1 |", "| support + cap | 1 |"):
         assert label in out

@@ -1,0 +1,52 @@
+"""What every exact kernel shares: its error, the batch of information sets a policy is asked
+at, and the result of an evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class KernelError(ValueError):
+    """A game the kernel does not implement, or one too large for its memory limit."""
+
+
+@dataclass
+class InfoBatch:
+    """Information sets of one player that a policy is asked at, in a kernel's order:
+    OpenSpiel's information-state ``tensors`` (float32, (N, size)), the ``legal`` actions
+    ((N, actions) bool), and on demand their OpenSpiel strings and one pyspiel state each
+    (``strings()``, ``states()``; :class:`KernelError` where the kernel cannot give them) and
+    a ``label(row)`` naming one in messages."""
+
+    player: int
+    tensors: np.ndarray
+    legal: np.ndarray
+    strings: Callable[[], list[str]]
+    states: Callable[[], list]
+    label: Callable[[int], str]
+
+
+@dataclass
+class KernelExploitability:
+    """What an exact kernel measured: ``nash_conv``, ``exploitability`` (NashConv / players),
+    per player ``gains`` (best-response value minus the policy's value) and ``values``,
+    ``best_values`` (the best responses' values), ``best_actions[p]`` (the best response of
+    player p: its action at each of its information sets in the kernel's numbering, -1 where
+    another player acts), ``seconds`` (``rules``: numbering the information sets;
+    ``tabularise``: asking the policies; ``walk``: the compiled sweeps) and
+    ``information_sets`` (how many the policies were asked at)."""
+
+    nash_conv: float
+    exploitability: float
+    gains: np.ndarray
+    values: np.ndarray
+    best_values: np.ndarray
+    best_actions: list[np.ndarray]
+    seconds: dict = field(default_factory=dict)
+    information_sets: int = 0
+    kind: str = "exact"
+    histories: int | None = None
+    """Histories the walk visited, where the kernel walks them (the placement games)."""
