@@ -10,9 +10,11 @@ Run: ``python experiments/bench_placement_kernel.py [--histories 1000000] [--gam
 2. The uniform policy's exact exploitability, with the time split (numbering the information
    sets, asking the policy, the walk), the histories the walk visits and its histories per
    second per core beside pyspiel's (one core applying random actions to states).
-3. One network per player (a short PSRO run's PPO best responses) and a meta-policy of
-   ``--members`` networks a player (freshly initialised: what they cost does not depend on
-   their weights): the time split and the peak memory of the process.
+3. One network per player (a short PSRO run's PPO best responses, played by their most
+   probable action, the PPO oracle's default, and sampled) and a meta-policy of ``--members``
+   networks a player (freshly initialised and sampled: what they cost does not depend on
+   their weights): the time split and the peak memory of the process. A pure policy's walk
+   skips every history neither player reaches, so it is short.
 """
 
 from __future__ import annotations
@@ -135,12 +137,14 @@ def evaluate(spec: str, members: int) -> None:
           f"asking s | walk s | total s | histories walked | histories/s a core (x pyspiel) "
           f"| peak GiB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     row("uniform", game, [[(UniformMember(0), 1.0)], [(UniformMember(1), 1.0)]], reference)
-    with tempfile.TemporaryDirectory() as tmp:
-        run = psro.PSRO(spec, oracle="ppo", out=f"{tmp}/run", lower_bound={"final": False},
-                        ppo={"env_steps": 20_000})
-        run.run(iterations=1)
-        trained = [[(run.population[p][-1], 1.0)] for p in range(2)]
-    row("one PPO network a player", game, trained, reference)
+    for greedy in (True, False):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = psro.PSRO(spec, oracle="ppo", out=f"{tmp}/run", lower_bound={"final": False},
+                            ppo={"env_steps": 20_000, "greedy": greedy})
+            run.run(iterations=1)
+            trained = [[(run.population[p][-1], 1.0)] for p in range(2)]
+        how = "its most probable action (greedy, the default)" if greedy else "sampled"
+        row(f"one PPO network a player, {how}", game, trained, reference)
     row(f"{members} networks a player", game, networks(spec, members, 0), reference)
 
 

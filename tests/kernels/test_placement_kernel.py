@@ -291,3 +291,18 @@ def test_phantom_ttt_policies_keyed_by_strings_are_read():
     del mapping[next(iter(mapping))]
     with pytest.raises(PolicyError, match="no entry"):
         placement_exploitability(game, [[(mapping, 1.0)]] * 2, batch_probs, opening)
+
+
+def test_psro_exploitability_measures_dark_hex_by_the_kernel():
+    import torch
+
+    import psro
+
+    spec = DH.format("cdh", 2, 2)
+    torch.manual_seed(0)
+    module = torch.nn.Linear(pyspiel.load_game(spec).information_state_tensor_size(), 4)
+    result = psro.exploitability(spec, module, max_nodes=100)  # too large to walk: the kernel
+    assert result.kind == "exact" and result.kernel is not None
+    game = pyspiel.load_game(spec)
+    alone = exact_exploitability(game, [[(module, 1.0)], [(module, 1.0)]])
+    assert result.exploitability == pytest.approx(alone.exploitability, abs=1e-12)
