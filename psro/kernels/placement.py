@@ -84,10 +84,16 @@ class PlacementRules:
         return (self.game_name, self.rows, self.cols, self.abrupt)
 
     @property
+    def view_size(self) -> int:
+        """Length of the view in OpenSpiel's information-state tensor (3 or 9 states a cell);
+        the own actions follow it."""
+        return self.cells * (3 if self.game_name == "phantom_ttt" else 9)
+
+    @property
     def tensor_size(self) -> int:
-        """Length of OpenSpiel's information-state tensor: the view (3 or 9 states a cell)
-        and one one-hot cell per own action."""
-        return self.cells * (3 if self.game_name == "phantom_ttt" else 9) + self.cells ** 2
+        """Length of OpenSpiel's information-state tensor: the view and one one-hot cell per
+        own action."""
+        return self.view_size + self.cells ** 2
 
     def view_index(self, player: int) -> np.ndarray:
         """(cells, 3): the tensor entry set for each cell when it is empty, holds the
@@ -238,10 +244,9 @@ class PlayerTrie:
         from psro.kernels import placement_trie
 
         out = np.zeros((hi - lo, rules.tensor_size), dtype=np.float32)
-        offset = rules.cells * (3 if rules.game_name == "phantom_ttt" else 9)
         prefix = np.array(self.prefix, dtype=np.int64)
         placement_trie.fill_tensors(self.parent, self.move, lo, prefix,
-                          rules.view_index(player), offset, out)
+                          rules.view_index(player), rules.view_size, out)
         return out
 
     def legal_mask(self, cells: int, lo: int, hi: int) -> np.ndarray:

@@ -147,14 +147,13 @@ def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (
     ask = ask or batch_probs
     rules = PlacementRules.of(game)
     seconds = {"rules": 0.0, "tabularise": 0.0, "walk": 0.0}
-    _, prefix = rules.replay(tuple(opening))
+    state, prefix = rules.replay(tuple(opening))
     for player, mixture in enumerate(seats):
         for policy, weight in mixture:
             if weight:
                 ask(policy, first_batch(rules, player, prefix[player]))
     start = time.perf_counter()
     both = tries(rules, tuple(opening))
-    state, _ = rules.replay(tuple(opening))
     state[walk.LS0], state[walk.LS1] = both[0].sequences, both[1].sequences
     seconds["rules"] = time.perf_counter() - start
     sfs, asked = sequence_forms(rules, both, seats, ask, seconds)
@@ -164,7 +163,8 @@ def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (
     best_values, best_actions = np.zeros(2), []
     for player in range(2):
         best = np.full(both[player].nodes, -1, dtype=np.int8)
-        best_values[player] = walk.best_response(both[player].pseq, both[player].seqbase,
+        best_values[player] = walk.best_response(rules.cells, both[player].pseq,
+                                                 both[player].seqbase,
                                                  both[player].legal, grads[player], best)
         best_actions.append(best)
     seconds["walk"] += time.perf_counter() - start

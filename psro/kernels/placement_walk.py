@@ -248,15 +248,12 @@ def walk(start: np.ndarray, win: np.ndarray, cells: int, abrupt: bool,
 
 
 @njit(cache=True)
-def best_response(pseq: np.ndarray, seqbase: np.ndarray, legal: np.ndarray,
+def best_response(cells: int, pseq: np.ndarray, seqbase: np.ndarray, legal: np.ndarray,
                   grad: np.ndarray, best: np.ndarray) -> float:
     """The best response to the gradient ``grad`` (one entry a sequence, summed in place from
     the leaves up): at each node, from the last to the first, the legal cell of highest value
     (the lowest cell among equals) goes to ``best`` and its value to the sequence that leads
     to the node. Returns the best response's value (the empty sequence's)."""
-    cells = 0
-    while (1 << cells) <= legal.max():
-        cells += 1
     for n in range(len(pseq) - 1, -1, -1):
         top, arg, s = -np.inf, -1, seqbase[n]
         for c in range(cells):
