@@ -45,7 +45,7 @@ class ProcessBackend:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_end_with_parent, initargs=(os.getpid(),))
+                                   initializer=end_with_parent, initargs=(os.getpid(),))
 
     def start(self, warm: Sequence[str] = ()) -> None:
         """Start the worker processes now and have each import the modules ``warm`` (those of
@@ -113,7 +113,7 @@ _START_FAILED = (
     "spawn method) and without the guard that import starts a run of its own")
 
 
-def _end_with_parent(parent: int) -> None:
+def end_with_parent(parent: int) -> None:
     """In a worker process: end when the driver ends, however it ends (killed included), so
     no worker outlives its run. Linux is asked to kill the worker with its parent; elsewhere
     (and as a fallback) a thread watches the parent's pid."""

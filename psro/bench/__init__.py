@@ -9,8 +9,12 @@ measured in the same command, and one report per suite (``psro bench``).
   results (large tier);
 - :mod:`psro.bench.runner`: running a suite into a folder of run directories, with
   :mod:`psro.bench.folder` (which suite and seeds a folder holds, and which folders a call may
-  use) and :mod:`psro.bench.preflight` (every method's run checked before anything is
-  written);
+  use), :mod:`psro.bench.preflight` (every method's run checked before anything is
+  written), :mod:`psro.bench.plan` (the runs in order, and running one) and
+  :mod:`psro.bench.jobs` (runs and reference lines as jobs any process can run);
+- :mod:`psro.bench.dispatch`: where the jobs run: one at a time, several at once on this
+  machine (:mod:`psro.bench.local_jobs`) or across a Ray cluster (:mod:`psro.bench.ray_jobs`,
+  with :mod:`psro.bench.folder_sync` carrying the files), with :mod:`psro.bench.progress`;
 - :mod:`psro.bench.report`: its report and figures, with :mod:`psro.bench.results_table`
   (the results table) and :mod:`psro.bench.completion` (which planned runs have ended, for a
   report made before the suite finished).

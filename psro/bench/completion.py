@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from psro.bench.folder import seed_ranges
-from psro.bench.runner import PlannedRun, plan
+from psro.bench.plan import PlannedRun, plan
 from psro.bench.suites import from_description
 
 

@@ -79,7 +79,7 @@ def _cached(path: Path, key: dict) -> dict | None:
 
 
 def shared_lower_bound(run, path: Path) -> dict:
-    """The lower bound of ``run``'s final meta-policy (a :class:`psro.bench.runner.PlannedRun`)
+    """The lower bound of ``run``'s final meta-policy (a :class:`psro.bench.plan.PlannedRun`)
     at its game's shared budget, read from ``path`` where it was measured for this run's last
     iteration already, else measured and written there: ``{"key", "exploitability",
     "nash_conv", "gain_p*", "gain_std_err_p*", "value_p*", "curves"}``. Where the game has a

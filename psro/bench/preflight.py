@@ -15,7 +15,7 @@ from psro.errors import ConfigError, GameTooLargeError, UnreadSettingError
 
 def check_runs(runs: Sequence) -> None:
     """Refuse (:class:`ConfigError`, naming the run) the first of ``runs``
-    (:class:`psro.bench.runner.PlannedRun`) whose backend or parts cannot be built. Each
+    (:class:`psro.bench.plan.PlannedRun`) whose backend or parts cannot be built. Each
     (game, method) is built once, for its first run not started yet (the seeds of a method
     differ in nothing else); runs already started were checked when they started."""
     for where in sorted({(r.config.backend, r.config.workers, r.config.ray_address)
@@ -36,7 +36,7 @@ def check_runs(runs: Sequence) -> None:
 
 
 def refusal(run, err: Exception) -> str:
-    """Why ``run`` (a :class:`psro.bench.runner.PlannedRun`) cannot start, in one line that
+    """Why ``run`` (a :class:`psro.bench.plan.PlannedRun`) cannot start, in one line that
     names it (a walked game in the large tier is named as such: its lower-bound settings are
     what no part reads there)."""
     walked = run.game.tier == "large" and isinstance(err, UnreadSettingError) \

@@ -26,9 +26,9 @@ from psro.bench.completion import missing_methods, planned_runs, seeds_cell, unf
 from psro.bench.folder import slug
 from psro.bench.head_to_head_table import HEADER
 from psro.bench.large_tier_report import large_tier
+from psro.bench.plan import deterministic
 from psro.bench.report_common import finished_groups, read_measurement, style
 from psro.bench.results_table import cell, csv_text, table_row, tex_text
-from psro.bench.runner import deterministic
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.reports.figures import plot_panels

@@ -26,6 +26,7 @@ def cmd_bench(args) -> int:
                                           ("--backend", args.backend),
                                           ("--workers", args.workers),
                                           ("--ray-address", args.ray_address),
+                                          ("--jobs", args.jobs),
                                           ("--quiet", args.quiet or None))
                  if value is not None]
         if given:
@@ -38,12 +39,25 @@ def cmd_bench(args) -> int:
                  "ray_address": args.ray_address}
     if not args.report_only:
         run_suite(suite, args.out, {k: v for k, v in overrides.items() if v is not None},
-                  quiet=args.quiet, games=args.game)
+                  quiet=args.quiet, games=args.game, jobs=_jobs(args.jobs))
     else:
         _check_same_suite(suite.name, args.out)
     md = write_suite_report(args.out)
     print(f"wrote {md}, results.csv, results.tex and the figures in {md.parent}")
     return 0
+
+
+def _jobs(text: str | None) -> int | str | None:
+    """``--jobs``: a positive integer or ``auto``."""
+    if text is None or text == "auto":
+        return text
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise CliError(f"--jobs must be a positive integer or auto (runs at once); got {text!r}")
+    return jobs
 
 
 def _check_same_suite(name: str, out: str) -> None:
@@ -71,6 +85,10 @@ def add_parser(sub) -> None:
     bench.add_argument("--backend", help="where every run's tasks run: local, processes or ray")
     bench.add_argument("--workers", type=int, help="workers of --backend processes or ray")
     bench.add_argument("--ray-address", help="--backend ray: auto or HOST:PORT")
+    bench.add_argument("--jobs", metavar="N",
+                       help="run N of the suite's runs at once (each on cores of its own; with "
+                            "--backend ray, as Ray tasks across the cluster); auto: as many as "
+                            "there is room for")
     bench.add_argument("--report-only", action="store_true",
                        help="write the report of what DIR holds, running nothing")
     bench.add_argument("--list", action="store_true", help="describe the built-in suites")

@@ -21,7 +21,7 @@ MC = {"min_episodes": 64, "max_episodes": 128, "tolerance": 0.5}
 LARGE = {"oracle": "ppo", "max_nodes": 50, "monte_carlo": MC}  # Kuhn, as if too large to walk
 
 
-def _suite(budget: float = 1.0) -> Suite:
+def _suite(budget: float = 1.0, large_steps: int = 1200) -> Suite:
     walkable = SuiteGame("kuhn_poker", "Kuhn", "walkable", (
         Method("psro", {"oracle": "exact", "meta_solver": "nash"}),
         Method("xdo", {"oracle": "exact", "algorithm": "xdo"})), budget,
@@ -30,7 +30,7 @@ def _suite(budget: float = 1.0) -> Suite:
         Method("psro", {**LARGE, "meta_solver": "nash", "ppo": {"env_steps": 600}}),
         Method("self-play", {**LARGE, "meta_solver": "latest",
                              "ppo": {"env_steps": 600, "greedy": False}})),
-        60, env_steps=1200, response_steps=1000, thresholds=(), bound_every=1)
+        60, env_steps=large_steps, response_steps=1000, thresholds=(), bound_every=1)
     return Suite("tiny", (walkable, large), seeds=(0, 1))
 
 
