@@ -1,5 +1,6 @@
 """The documentation's Python examples run as written (the README's quick start, the guide's
-exploitability of any policy and every example of extending the toolkit), and the README stays
+exploitability of any policy, every example of extending the toolkit and the tabular
+solvers'), and the README stays
 a short guide beside the docs site."""
 
 import re
@@ -8,7 +9,8 @@ from conftest import ROOT
 
 SECTIONS = [("README.md", "## Quick start"),
             ("docs/guide/python-api.md", "## Exploitability of any policy"),
-            ("docs/guide/extending.md", "# Extending the toolkit: how it fits together")]
+            ("docs/guide/extending.md", "# Extending the toolkit: how it fits together"),
+            ("docs/guide/tree-solvers.md", "## From Python")]
 
 
 def _examples() -> list[tuple[str, str]]:

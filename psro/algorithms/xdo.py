@@ -14,10 +14,8 @@ set; then each iteration:
 3. its equilibrium is solved by the ``xdo_solver``:
 
    - ``"lp"`` (two-player zero-sum games; the default there): exactly, by one sequence-form
-     LP (HiGHS): ``max v_0`` over player 0's realization plan ``x`` (restricted sequences
-     only) and player 1's dual ``v``, subject to ``G_1 v <= M_0^T x`` on player 1's restricted
-     sequences and ``G_0^T x = e_0``; the multipliers of those inequality constraints are
-     player 1's equilibrium realization plan (LP duality), so one LP gives both players;
+     LP (HiGHS) on the restricted sequences, which gives both players
+     (:mod:`psro.extensive_form.sequence_lp`);
    - ``"cfr"`` (any game; the default with more players or general-sum payoffs): CFR+
      (:class:`psro.extensive_form.restricted_cfr.RestrictedCFR`) until the restricted game's
      NashConv is at or below a tolerance that starts at ``CFR_START`` times the largest
@@ -47,16 +45,15 @@ NashConv reaches 2e-4). Games small enough to walk.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from psro import oracles
 from psro.algorithms.base import Algorithm, AlgorithmEntry
 from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
 from psro.extensive_form.policies import TabularPolicy
-from psro.extensive_form.restricted_cfr import RestrictedCFR, behaviour
-from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
+from psro.extensive_form.restricted_cfr import RestrictedCFR
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_lp import LinearProgramError, SequenceFormLP
 from psro.oracles.spec import Target, plain_targets
 from psro.state import RunState
 
@@ -103,10 +100,8 @@ class XDOAlgorithm(Algorithm):
             raise ConfigError(f"xdo_solver 'lp' needs a two-player zero-sum game; "
                               f"{tree.name!r} has {tree.num_players} players"
                               f"{'' if zero_sum else ' and is not zero-sum'}; use 'cfr'")
-        if self.solver == "lp":
-            self._dual = [dual_matrix(tree, q) for q in range(2)]
-            self._payoff = payoff_matrix(tree, 0, 1, 0)
-            self._inequalities, self._flow = _lp_rows(self._dual, self._payoff)
+        self.lp = SequenceFormLP(tree) if self.solver == "lp" else None
+        """The restricted games' LP (``"lp"``)."""
         self.warm = two_player_zero_sum
         """Whether CFR+ continues from the previous restricted game's regrets: in two-player
         zero-sum games, where CFR+ converges (liar's dice: exploitability 1e-3 in 20 s warm);
@@ -185,35 +180,14 @@ class XDOAlgorithm(Algorithm):
         """The largest absolute return of the game (CFR+ tolerances are relative to it)."""
         return max(float(np.abs(self.tree.leaf_returns).max()), 1e-12)
 
-    def _sequences(self, player: int, allowed: np.ndarray) -> np.ndarray:
-        info = self.tree.players[player]
-        ok = np.ones(info.num_sequences, dtype=bool)
-        ok[1:] = allowed[info.seq_infoset[1:], info.seq_action[1:]]
-        return ok
-
     def _equilibrium(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
-        """Both players' restricted equilibrium from one LP: player 0's maximin realization
-        plan ``x`` is its solution, and player 1's plan is the LP's dual (the multipliers of
-        the constraints ``G_1 v <= M_0^T x``, one per restricted sequence of player 1)."""
-        mine, theirs = self._sequences(0, allowed[0]), self._sequences(1, allowed[1])
-        s_0, duals = len(mine), self._dual[1].shape[1]
-        rows = np.flatnonzero(theirs)
-        b_eq = np.zeros(self._flow.shape[0])
-        b_eq[0] = 1.0
-        cost = np.zeros(s_0 + duals)
-        cost[s_0] = -1.0  # maximise v_0, player 0's guaranteed value in the restricted game
-        bounds = np.zeros((s_0 + duals, 2))
-        bounds[:s_0, 1] = np.where(mine, np.inf, 0.0)
-        bounds[s_0:] = (-np.inf, np.inf)
-        result = linprog(cost, A_ub=self._inequalities[rows], b_ub=np.zeros(len(rows)),
-                         A_eq=self._flow, b_eq=b_eq, bounds=bounds, method="highs")
-        if result.status != 0:
-            raise MetaSolverError(f"xdo: the restricted-game LP failed ({result.message}); "
-                                  f"the previous iteration is kept")
-        plan_1 = np.zeros(len(theirs))
-        plan_1[rows] = np.maximum(-result.ineqlin.marginals, 0.0)
-        return [behaviour(self.tree, 0, np.maximum(result.x[:s_0], 0.0), allowed[0]),
-                behaviour(self.tree, 1, plan_1, allowed[1])]
+        """Both players' restricted equilibrium from one LP
+        (:class:`~psro.extensive_form.sequence_lp.SequenceFormLP`)."""
+        try:
+            return self.lp.solve(allowed)[0]
+        except LinearProgramError as err:
+            raise MetaSolverError(f"xdo: the restricted-game LP failed ({err}); the previous "
+                                  f"iteration is kept") from None
 
     def meta(self, state: RunState) -> list[np.ndarray]:
         """All the weight on each player's newest member, the restricted equilibrium."""
@@ -250,17 +224,6 @@ class XDOAlgorithm(Algorithm):
             if not np.array_equal(self.allowed(p, older), self.allowed(p, pop)):
                 return None
         return "restricted_game_complete" if self.exact_oracle else "no_new_actions"
-
-
-def _lp_rows(dual: list[sp.csr_matrix], payoff: sp.csr_matrix) -> tuple[sp.csr_matrix,
-                                                                        sp.csr_matrix]:
-    """The restricted LP's constraint matrices over the variables ``(x, v)``, built once: one
-    inequality row ``-M_0^T x + G_1 v <= 0`` per sequence of player 1 (each restricted game
-    keeps its own rows) and the flow constraints ``G_0^T x = e_0``."""
-    inequalities = sp.hstack([-payoff.T.tocsr(), dual[1]]).tocsr()
-    flow = dual[0].T.tocsr()
-    return inequalities, sp.hstack([flow, sp.csr_matrix((flow.shape[0],
-                                                         dual[1].shape[1]))]).tocsr()
 
 
 def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:

@@ -1,5 +1,9 @@
 """Reference lines of the walkable tier, measured on the machine that runs the suite: OpenSpiel's
-C++ CFR+ (its average policy's exploitability against wall time) and the uniform policy.
+C++ CFR+ (its average policy's exploitability against wall time), the toolkit's tabular solvers
+of the whole game (:data:`TREE_REFERENCES`: predictive, discounted and linear CFR and, on
+two-player zero-sum games, the sequence-form LP; each until the smallest threshold or the
+budget, its clock without its measurements or the walk of the tree, as the suite's methods'
+clocks leave the walk out) and the uniform policy.
 
 Exploitability is NashConv divided by the number of players, as everywhere in the toolkit
 (for two-player zero-sum games, OpenSpiel's ``exploitability``). CFR+'s clock counts only its
@@ -29,8 +33,12 @@ from psro.storage.text_files import read_json
 GROWTH = 1.3
 """CFR+'s average policy is measured after iterations 1, 2, ... growing by this factor (and
 after every iteration where a threshold is crossed between two of them)."""
-VERSION = 2
-"""Bumped when the measurement changes, so an old reference file is measured again."""
+VERSION = 3
+"""Bumped when the measurement changes, so an old reference file is measured again (3: the
+tabular solvers' lines)."""
+TREE_REFERENCES = {"pcfr+": "PCFR+ (tabular)", "dcfr": "DCFR (tabular)",
+                   "lcfr": "linear CFR (tabular)", "lp": "sequence-form LP"}
+"""The toolkit's tabular solvers measured as reference lines, with their labels."""
 
 
 def exploitability(spec: str, game: pyspiel.Game, policy) -> float:
@@ -122,7 +130,7 @@ def reference(folder: Path, spec: str, time_budget_s: float,
     ``thresholds`` measured exactly), read from ``folder/reference.json`` where they were
     measured already for that budget and those thresholds, else measured now and written
     there: ``{"game", "time_budget_s", "thresholds", "uniform", "cfr_plus": rows,
-    "provenance"}``."""
+    "tree_solvers": {solver: rows}, "provenance"}``."""
     path = folder / "reference.json"
     if path.exists():
         try:
@@ -136,7 +144,29 @@ def reference(folder: Path, spec: str, time_budget_s: float,
     made = {"version": VERSION, "game": spec, "time_budget_s": time_budget_s,
             "thresholds": list(thresholds), "uniform": uniform_exploitability(spec),
             "cfr_plus": cfr_plus_curve(spec, time_budget_s, thresholds=tuple(thresholds)),
+            "tree_solvers": tree_solver_curves(spec, time_budget_s, tuple(thresholds)),
             "provenance": provenance()}
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(made, indent=1))
     return made
+
+
+def tree_solver_curves(spec: str, time_budget_s: float,
+                       thresholds: tuple[float, ...]) -> dict[str, list[dict]]:
+    """Each of :data:`TREE_REFERENCES` on the walked game ``spec`` (the LP on two-player
+    zero-sum games only), for ``time_budget_s`` solver seconds or until the smallest of
+    ``thresholds`` (1e-3 without any): rows ``{iteration, wall_time_s, exploitability}``
+    (:func:`psro.extensive_form.tree_solvers.solve_tree`)."""
+    from psro.evaluation.exploitability import game_tree
+    from psro.extensive_form.tree_solvers import solve_tree
+
+    tree = game_tree(spec)
+    zero_sum = tree.num_players == 2 and abs(tree.leaf_returns.sum(axis=0)).max() < 1e-9
+    curves = {}
+    for solver in TREE_REFERENCES:
+        if solver == "lp" and not zero_sum:
+            continue
+        result = solve_tree(tree, solver, thresholds or (1e-3,), time_budget_s)
+        curves[solver] = [{"iteration": r["iterations"], "wall_time_s": r["seconds"],
+                           "exploitability": r["exploitability"]} for r in result.curve]
+    return curves

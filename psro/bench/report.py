@@ -27,6 +27,7 @@ from psro.bench.folder import slug
 from psro.bench.head_to_head_table import HEADER
 from psro.bench.large_tier_report import large_tier
 from psro.bench.plan import deterministic
+from psro.bench.references import TREE_REFERENCES
 from psro.bench.report_common import finished_groups, read_measurement, style
 from psro.bench.results_table import cell, csv_text, table_row, tex_text
 from psro.config import RunConfig
@@ -139,6 +140,9 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         rows.append(table_row(game, "CFR+ (OpenSpiel)", "1", _at(curve, budget / 4),
                               (float(y[-1]), math.nan), _crossings([(x, y)],
                                                                    game["thresholds"])))
+        for solver, solved in (ref.get("tree_solvers") or {}).items():
+            _reference_line(game, TREE_REFERENCES.get(solver, solver), solved, budget,
+                            labels, rows, curves)
         flat = np.array([ref["uniform"]] * 2)
         start = min([budget * 1e-3, *(c.x[c.x > 0].min() for _, c, *_ in curves
                                        if np.any(c.x > 0))])
@@ -152,6 +156,17 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
         by_steps.append((game["label"], stepped))
     if diverse:
         diversity.append((game["label"], diverse))
+
+
+def _reference_line(game: dict, label: str, solved: list[dict], budget: float,
+                    labels: list[str], rows: list, curves: list) -> None:
+    """A tabular solver's reference line: its curve and its table row."""
+    x = np.array([r["wall_time_s"] for r in solved])
+    y = np.array([r["exploitability"] for r in solved])
+    curve = interval(x, y[None, :])
+    curves.append((label, curve, False, style(label, labels)))
+    rows.append(table_row(game, label, "1", _at(curve, budget / 4), (float(y[-1]), math.nan),
+                          _crossings([(x, y)], game["thresholds"])))
 
 
 def _tier(out: Path, suite: dict, tier: str, title: str, labels: list[str], rows: list,

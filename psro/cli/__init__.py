@@ -1,5 +1,5 @@
-"""The ``psro`` command: ``psro run``, ``psro report``, ``psro solve``, ``psro exploitability``,
-``psro games``, ``psro bench``.
+"""The ``psro`` command: ``psro run``, ``psro report``, ``psro solve``, ``psro solve-tree``,
+``psro exploitability``, ``psro games``, ``psro bench``, ``psro judge``.
 
 Every bad input exits with status 2 and one line on stderr naming the problem; no traceback.
 """
@@ -11,7 +11,7 @@ import os
 import sys
 from typing import NoReturn
 
-from psro.cli import bench, exploitability, games, judge, report, run, solve
+from psro.cli import bench, exploitability, games, judge, report, run, solve, solve_tree
 from psro.cli.common import EXIT_USAGE, CliError
 from psro.cli.run import check_positive
 
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``psro`` argument parser: one subcommand per module of this package."""
     parser = OneLineParser(prog="psro", description="Policy-Space Response Oracles")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (run, report, solve, exploitability, games, bench, judge):
+    for command in (run, report, solve, solve_tree, exploitability, games, bench, judge):
         command.add_parser(sub)
     return parser
 

@@ -55,7 +55,7 @@ class RestrictedSolution(NamedTuple):
     continued: bool = False
 
 
-def _matched(regrets: np.ndarray, allowed: np.ndarray,
+def regret_matching(regrets: np.ndarray, allowed: np.ndarray,
              uniform: np.ndarray | None = None) -> np.ndarray:
     """Regret matching+: positive regrets normalised; uniform over the allowed actions where
     none is positive (``uniform``: that policy, where the caller has it already)."""
@@ -66,14 +66,15 @@ def _matched(regrets: np.ndarray, allowed: np.ndarray,
     return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
 
 
-class _Prepared(NamedTuple):
+class PreparedPlayer(NamedTuple):
     """One player's restricted game, indexed once a call: what every iteration's backward
     pass and realization plan would otherwise look up again. ``levels``: per group of
-    information sets (deepest first, as :func:`_values` walks them), the information sets, the
-    sequence each action leads to (0 where illegal), the legal and allowed actions and the
-    sequences the information sets hang from; ``returns``: the player's return at each leaf
-    times chance's reach; ``plan_levels``: per depth, the sequences, their
-    parents and their (information set, action) as a flat index of the policy array."""
+    information sets (deepest first, as :func:`counterfactual_values` walks them), the
+    information sets, the sequence each action leads to (0 where illegal), the legal and
+    allowed actions and the sequences the information sets hang from; ``returns``: the
+    player's return at each leaf times chance's reach; ``plan_levels``: per depth, the
+    sequences, their parents and their (information set, action) as a flat index of the
+    policy array."""
 
     allowed: np.ndarray
     uniform: np.ndarray
@@ -83,7 +84,7 @@ class _Prepared(NamedTuple):
     plan_levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-def _prepare(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> _Prepared:
+def prepare_player(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> PreparedPlayer:
     info = tree.players[player]
     seq_table, groups = tree._response_order(player)
     levels = []
@@ -94,12 +95,12 @@ def _prepare(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> _Prepa
     plan_levels = [(level, info.seq_parent[level],
                     info.seq_infoset[level] * tree.num_actions + info.seq_action[level])
                    for level in tree._depth_levels[player]]
-    return _Prepared(allowed, allowed / allowed.sum(axis=1, keepdims=True),
+    return PreparedPlayer(allowed, allowed / allowed.sum(axis=1, keepdims=True),
                      tree.leaf_chance * tree.leaf_returns[player], info.num_sequences, levels,
                      plan_levels)
 
 
-def _plan(prepared: _Prepared, probs: np.ndarray) -> np.ndarray:
+def plan_of(prepared: PreparedPlayer, probs: np.ndarray) -> np.ndarray:
     """:meth:`SequenceFormGame.realization_plan` on prepared indices (the same numbers)."""
     plan = np.ones(prepared.num_sequences)
     flat = probs.ravel()
@@ -108,7 +109,7 @@ def _plan(prepared: _Prepared, probs: np.ndarray) -> np.ndarray:
     return plan
 
 
-def _leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
+def leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
                   returns: np.ndarray) -> np.ndarray:
     """What each leaf weighs for ``player``: ``returns`` (its return times chance's reach)
     times the other players' reach under ``plans``."""
@@ -119,8 +120,9 @@ def _leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
     return weight
 
 
-def _values(tree: SequenceFormGame, player: int, prepared: _Prepared, weight: np.ndarray,
-            probs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+def counterfactual_values(tree: SequenceFormGame, player: int, prepared: PreparedPlayer,
+                          weight: np.ndarray, probs: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray, float]:
     """One backward pass over ``player``'s information sets (deepest first, as
     :meth:`SequenceFormGame.best_response` does) given leaf weights: the counterfactual
     values (num_infosets, num_actions), -inf where not allowed; each information set's value
@@ -144,17 +146,18 @@ def _values(tree: SequenceFormGame, player: int, prepared: _Prepared, weight: np
 
 def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
                          allowed: list[np.ndarray],
-                         prepared: list[_Prepared] | None = None) -> float:
+                         prepared: list[PreparedPlayer] | None = None) -> float:
     """Sum over players of what a best response limited to the allowed actions gains
     against the others' ``policies`` in the restricted game (``prepared``: the restricted
     game's indices where the caller has them, as :meth:`RestrictedCFR.solve` does)."""
     if prepared is None:
-        prepared = [_prepare(tree, p, a) for p, a in enumerate(allowed)]
+        prepared = [prepare_player(tree, p, a) for p, a in enumerate(allowed)]
     plans = [tree.realization_plan(p, pi) for p, pi in enumerate(policies)]
     values = tree.expected_returns(plans)
     total = 0.0
     for p, indexed in enumerate(prepared):
-        _, _, best = _values(tree, p, indexed, _leaf_weights(tree, p, plans, indexed.returns))
+        weight = leaf_weights(tree, p, plans, indexed.returns)
+        _, _, best = counterfactual_values(tree, p, indexed, weight)
         total += max(best - float(values[p]), 0.0)
     return total
 
@@ -202,22 +205,22 @@ class RestrictedCFR:
         self._plans: list[np.ndarray] | None = None
         """The realization plans of that iterate (None until an iteration computed them)."""
 
-    def _iterate(self, prepared: list[_Prepared], probs: list[np.ndarray]) -> None:
+    def _iterate(self, prepared: list[PreparedPlayer], probs: list[np.ndarray]) -> None:
         """One CFR+ iteration with alternating updates (later players answer the earlier
         ones' update); updates ``probs`` in place."""
         tree, n = self.tree, self.tree.num_players
         self.t += 1
         self.total += 1
-        plans = self._plans or [_plan(prepared[p], probs[p]) for p in range(n)]
+        plans = self._plans or [plan_of(prepared[p], probs[p]) for p in range(n)]
         for p in range(n):
             allowed = prepared[p].allowed
-            cf, node, _ = _values(tree, p, prepared[p],
-                                  _leaf_weights(tree, p, plans, prepared[p].returns), probs[p])
+            cf, node, _ = counterfactual_values(tree, p, prepared[p],
+                                  leaf_weights(tree, p, plans, prepared[p].returns), probs[p])
             self.regrets[p] = np.maximum(
                 self.regrets[p] + np.where(allowed, cf - node[:, None], 0.0), 0.0)
             self.plan_sums[p] += self.t * plans[p]
-            probs[p] = _matched(self.regrets[p], allowed, prepared[p].uniform)
-            plans[p] = _plan(prepared[p], probs[p])
+            probs[p] = regret_matching(self.regrets[p], allowed, prepared[p].uniform)
+            plans[p] = plan_of(prepared[p], probs[p])
         self._plans = plans  # the next iteration's plans: ``probs`` changes only here
 
     def average(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
@@ -236,7 +239,7 @@ class RestrictedCFR:
         continued = self.continues(allowed)
         early = self.warm and self.total > 0 and not continued
         probs = self._start(allowed)
-        prepared = [_prepare(self.tree, p, a) for p, a in enumerate(allowed)]
+        prepared = [prepare_player(self.tree, p, a) for p, a in enumerate(allowed)]
         average, nash_conv, done = self.average(allowed), np.inf, 0
         while done < max_iterations:
             self._iterate(prepared, probs)
@@ -253,7 +256,7 @@ class RestrictedCFR:
         """Run exactly ``iterations`` iterations on ``allowed`` without measuring: what
         :meth:`solve` did when it ran that many (a resumed run's rebuild)."""
         probs = self._start(allowed)
-        prepared = [_prepare(self.tree, p, a) for p, a in enumerate(allowed)]
+        prepared = [prepare_player(self.tree, p, a) for p, a in enumerate(allowed)]
         for _ in range(iterations):
             self._iterate(prepared, probs)
 
@@ -275,7 +278,7 @@ class RestrictedCFR:
         self.t = 0
         self.plan_sums = [np.zeros_like(plan) for plan in self.plan_sums]
         self._game = [np.array(a, copy=True) for a in allowed]
-        self._probs = [_matched(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
+        self._probs = [regret_matching(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
         self._plans = None
         return self._probs
 

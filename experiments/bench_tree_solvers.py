@@ -1,0 +1,86 @@
+"""Benchmark: the tabular solvers of a walked game side by side in one process: the toolkit's
+vectorised PCFR+, DCFR, linear CFR and CFR+ and the sequence-form LP (``psro solve-tree``),
+OpenSpiel's C++ CFR+ (the walkable suite's reference line), and the toolkit's fastest PSRO-family
+method (``xdo``, with its LP or its CFR+ as restricted-game solver): time and iterations to each
+exploitability threshold.
+
+Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice ...]
+[--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel]``. Each method gets
+``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each
+method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
+(:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
+restricted solves and its own exact exploitability every iteration included). The walk of the
+tree (shared by the toolkit's solvers and ``xdo``) is printed apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import psro  # noqa: E402
+from psro.bench.references import cfr_plus_curve  # noqa: E402
+from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree  # noqa: E402
+
+GAMES = ("leduc_poker", "liars_dice",
+         "goofspiel(num_cards=5,imp_info=True,points_order=descending)")
+
+
+def crossings_of(rows: list[dict], thresholds: tuple[float, ...], seconds: str,
+                 iterations: str) -> dict[float, tuple[float, int]]:
+    """First row at or below each threshold: (seconds, iterations)."""
+    found = {}
+    for threshold in thresholds:
+        row = next((r for r in rows if r["exploitability"] <= threshold), None)
+        if row is not None:
+            found[threshold] = (row[seconds], row[iterations])
+    return found
+
+
+def xdo(game: str, solver: str, thresholds: tuple[float, ...], budget: float) -> dict:
+    run = psro.PSRO(game, "exact", algorithm="xdo", xdo_solver=solver, seed=0)
+    rows = run.run(time_budget_s=budget, target_exploitability=min(thresholds))
+    return crossings_of(rows, thresholds, "wall_time_s", "iteration")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", nargs="+", default=list(GAMES), metavar="GAME")
+    parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6")
+    parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--skip-openspiel", action="store_true")
+    args = parser.parse_args()
+    thresholds = tuple(float(t) for t in args.thresholds.split(","))
+    for game in args.games:
+        start = time.perf_counter()
+        tree = psro.game_tree(game)
+        walk = time.perf_counter() - start
+        print(f"\n{game}: {tree.num_nodes:,} nodes, information sets "
+              f"{' + '.join(f'{p.num_infosets:,}' for p in tree.players)}, walked in "
+              f"{walk:.2f} s; {args.budget:g} s per method", flush=True)
+        print("| method | " + " | ".join(f"to {t:g}" for t in thresholds) + " |")
+        print("| --- |" + " --- |" * len(thresholds))
+        results = {}
+        for solver in TREE_SOLVERS:
+            solved = solve_tree(tree, solver, thresholds, args.budget)
+            results[solver] = {t: (c["seconds"], c["iterations"])
+                               for t, c in solved.crossings.items()}
+        if not args.skip_openspiel:
+            curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)
+            results["OpenSpiel C++ CFR+"] = crossings_of(curve, thresholds, "wall_time_s",
+                                                         "iteration")
+        for solver in ("lp", "cfr"):
+            results[f"xdo, {solver} (PSRO family)"] = xdo(game, solver, thresholds,
+                                                          args.budget)
+        for method, found in results.items():
+            cells = [f"{found[t][0]:.3g} s ({found[t][1]:,})" if t in found else "-"
+                     for t in thresholds]
+            print(f"| {method} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

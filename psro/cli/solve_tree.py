@@ -1,0 +1,116 @@
+"""``psro solve-tree GAME``: a walkable game's equilibrium by the tabular solvers (predictive,
+discounted and linear CFR, CFR+, the sequence-form LP), side by side, with the time and
+iterations each takes to every exploitability threshold
+(:mod:`psro.extensive_form.tree_solvers`)."""
+
+from __future__ import annotations
+
+import json
+
+from psro.cli.common import CliError
+
+
+def add_parser(sub) -> None:
+    """The ``solve-tree`` subcommand's arguments."""
+    parser = sub.add_parser("solve-tree", help="a walkable game's equilibrium by PCFR+, DCFR, "
+                                               "linear CFR, CFR+ or the sequence-form LP")
+    parser.add_argument("game", help="OpenSpiel game string or catalogue name")
+    parser.add_argument("--solver", action="append", metavar="NAME",
+                        help="pcfr+, dcfr, lcfr, cfr+ or lp (repeat for several, side by side; "
+                             "default: every one the game allows)")
+    parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6",
+                        help="exploitability thresholds whose crossings are timed "
+                             "(comma-separated; default 1e-3,1e-4,1e-6)")
+    parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
+                        help="solver seconds each solver may take at most (default 60)")
+    parser.add_argument("--max-nodes", type=int, default=2_000_000,
+                        help="largest tree walked (default 2,000,000)")
+    parser.add_argument("--out", metavar="FILE",
+                        help="also write every solver's curve and crossings to a new JSON file")
+    parser.set_defaults(func=run)
+
+
+def _thresholds(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        values = ()
+    if not values or not all(0 < v < float("inf") for v in values):
+        raise CliError(f"--thresholds must be positive numbers separated by commas; got "
+                       f"{text!r}")
+    return values
+
+
+def run(args) -> int:
+    """Walk the game, run each solver, print the crossings."""
+    import time
+
+    import psro
+    from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
+
+    thresholds = _thresholds(args.thresholds)
+    if not args.time_budget > 0:
+        raise CliError(f"--time-budget must be a positive number of seconds; got "
+                       f"{args.time_budget:g}")
+    if args.max_nodes < 1:
+        raise CliError(f"--max-nodes must be a positive integer; got {args.max_nodes}")
+    unknown = [s for s in args.solver or () if s not in TREE_SOLVERS]
+    if unknown:
+        raise CliError(f"unknown --solver {unknown[0]!r}; accepted: {', '.join(TREE_SOLVERS)}")
+    if args.out:
+        from pathlib import Path
+
+        from psro.storage.files import check_new_file
+
+        try:
+            check_new_file(Path(args.out), "--out")
+        except ValueError as err:
+            raise CliError(str(err)) from None
+    start = time.perf_counter()
+    try:
+        tree = psro.game_tree(args.game, args.max_nodes)
+    except psro.GameTooLargeError:
+        raise CliError(f"{args.game} has more than --max-nodes {args.max_nodes:,} nodes: the "
+                       f"tabular solvers need the walked tree") from None
+    walk = time.perf_counter() - start
+    sizes = ", ".join(f"player {p}: {tree.players[p].num_infosets:,} information sets"
+                      for p in range(tree.num_players))
+    print(f"{args.game}: {tree.num_nodes:,} nodes walked in {walk:.2f} s ({sizes})")
+    zero_sum = tree.num_players == 2 and abs(tree.leaf_returns.sum(axis=0)).max() < 1e-9
+    solvers = args.solver or [s for s in TREE_SOLVERS if s != "lp" or zero_sum]
+    if "lp" in solvers and not zero_sum:
+        raise CliError(f"--solver lp needs a two-player zero-sum game; {args.game} is not "
+                       f"one (the CFR family solves any game)")
+    header = " | ".join(f"to {t:g}" for t in sorted(thresholds, reverse=True))
+    print(f"solver | {header} | final exploitability | iterations | stopped")
+    results = []
+    for name in solvers:
+        result = solve_tree(tree, name, thresholds, args.time_budget)
+        results.append(result)
+        cells = " | ".join(_crossing(result.crossings.get(t))
+                           for t in sorted(thresholds, reverse=True))
+        last = result.curve[-1]
+        print(f"{name} | {cells} | {last['exploitability']:.3g} | {last['iterations']:,} | "
+              f"{result.stop_reason}", flush=True)
+    if args.out:
+        _write(args.out, args.game, walk, results)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _crossing(crossing: dict | None) -> str:
+    if crossing is None:
+        return "-"
+    return f"{crossing['seconds']:.3g} s ({crossing['iterations']:,} it)"
+
+
+def _write(path: str, game: str, walk: float, results: list) -> None:
+    from pathlib import Path
+
+    from psro.storage.files import atomic_write_text
+
+    atomic_write_text(Path(path), json.dumps({
+        "game": game, "walk_s": walk,
+        "solvers": [{"solver": r.solver, "stop_reason": r.stop_reason, "curve": r.curve,
+                     "crossings": {f"{t:g}": c for t, c in r.crossings.items()}}
+                    for r in results]}, indent=1))

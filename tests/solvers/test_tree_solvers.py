@@ -1,0 +1,90 @@
+"""Whole-game solvers (``psro solve-tree``): the sequence-form LP's value is the game's (Kuhn:
+-1/18) and its policies are unexploitable by OpenSpiel's measure; every solver's crossings are
+the first measurements at or below each threshold, as OpenSpiel measures them; the command
+prints a row per solver and refuses bad input in one line."""
+
+import json
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python import policy as os_policy
+from open_spiel.python.algorithms.exploitability import exploitability
+
+from psro.cli import main
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_lp import SequenceFormLP
+from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
+
+
+def _openspiel(tree: SequenceFormGame, policies: list[np.ndarray]):
+    table = os_policy.TabularPolicy(tree.game)
+    for p, probs in enumerate(policies):
+        for state in tree.representative_states(p):
+            key = state.information_state_string(p)
+            row = table.policy_for_key(key)
+            row[:] = probs[tree.infoset_index(p, key), :len(row)]
+    return table
+
+
+@pytest.mark.parametrize("game, value", [("kuhn_poker", -1 / 18), ("leduc_poker", None)])
+def test_the_lp_gives_the_game_value_and_an_unexploitable_profile(game, value):
+    pyspiel_game = pyspiel.load_game(game)
+    tree = SequenceFormGame(pyspiel_game)
+    policies, v0 = SequenceFormLP(tree).solve()
+    if value is not None:
+        assert v0 == pytest.approx(value, abs=1e-9)
+    assert exploitability(pyspiel_game, _openspiel(tree, policies)) < 1e-8
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    assert tree.expected_returns(plans)[0] == pytest.approx(v0, abs=1e-8)
+
+
+@pytest.mark.parametrize("solver", TREE_SOLVERS)
+def test_crossings_are_the_first_measurements_under_each_threshold(solver):
+    pyspiel_game = pyspiel.load_game("kuhn_poker")
+    tree = SequenceFormGame(pyspiel_game)
+    result = solve_tree(tree, solver, (1e-2, 1e-3), time_budget_s=30)
+    assert result.stop_reason == "thresholds"
+    for threshold, crossing in result.crossings.items():
+        first = next(r for r in result.curve if r["exploitability"] <= threshold)
+        assert crossing == {"iterations": first["iterations"], "seconds": first["seconds"]}
+    # the final profile's exploitability is OpenSpiel's
+    assert exploitability(pyspiel_game, _openspiel(tree, result.policies)) == \
+        pytest.approx(result.curve[-1]["exploitability"], abs=1e-12)
+    iterations = [r["iterations"] for r in result.curve]
+    assert iterations == sorted(set(iterations))
+
+
+def test_a_budget_of_iterations_stops_a_cfr_solver_there():
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
+    result = solve_tree(tree, "dcfr", (1e-12,), max_iterations=37)
+    assert result.stop_reason == "max_iterations" and result.curve[-1]["iterations"] == 37
+    assert [r["iterations"] for r in result.curve][:10] == list(range(1, 11))
+
+
+def test_the_command_prints_a_row_per_solver_and_writes_the_curves(tmp_path, capsys):
+    out = tmp_path / "solved.json"
+    assert main(["solve-tree", "kuhn_poker", "--solver", "pcfr+", "--solver", "lp",
+                 "--thresholds", "1e-3", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("kuhn_poker: 58 nodes walked")
+    assert lines[1] == "solver | to 0.001 | final exploitability | iterations | stopped"
+    assert lines[2].startswith("pcfr+ | ") and lines[2].endswith("| thresholds")
+    assert lines[3].startswith("lp | ") and "(1 it)" in lines[3]
+    written = json.loads(out.read_text())
+    assert [s["solver"] for s in written["solvers"]] == ["pcfr+", "lp"]
+    assert "0.001" in written["solvers"][0]["crossings"]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["kuhn_poker", "--solver", "pcfr"], "unknown --solver 'pcfr'; accepted: pcfr+, dcfr"),
+    (["kuhn_poker", "--thresholds", "0.1,x"], "--thresholds must be positive numbers"),
+    (["kuhn_poker", "--thresholds", "-1"], "--thresholds must be positive numbers"),
+    (["kuhn_poker", "--time-budget", "0"], "--time-budget must be a positive number"),
+    (["kuhn_poker(players=3)", "--solver", "lp"], "--solver lp needs a two-player zero-sum"),
+    (["leduc_poker", "--max-nodes", "100"], "has more than --max-nodes 100 nodes"),
+])
+def test_bad_input_is_one_line(args, said, capsys):
+    assert main(["solve-tree", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert said in err and "\n" not in err
