@@ -85,7 +85,11 @@ class RayJobs:
         runs = sum(job.run is not None for job in jobs)
         if self.requested == "auto":
             self.jobs = max(1, min(runs, sum(c // self.cpus for c in per_node)))
-        check_job_count(self.jobs, runs)
+        try:
+            check_job_count(self.jobs, runs)
+        except ConfigError:
+            self.close()
+            raise
 
     def run(self, jobs: list[Job], out: Path) -> Iterator[tuple[str, Job, JobResult | str]]:
         """Keep up to ``jobs`` tasks submitted; yields their starts and results."""

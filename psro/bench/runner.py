@@ -92,8 +92,9 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
                 continue
             if job.run is None:
                 if event == "started":
-                    progress.note(f"{job.name}: CFR+ for {job.reference.budget_s:g} s (unless "
-                                  f"measured already), uniform policy")
+                    progress.note(f"{job.name}: CFR+ and the tabular solvers for up to "
+                                  f"{job.reference.budget_s:g} s each (unless measured "
+                                  f"already), uniform policy")
             elif event == "started":
                 progress.starting(job.index, what if dispatcher.jobs > 1 else "")
             else:
