@@ -1,6 +1,6 @@
 """``psro bench --jobs N``: a suite's runs at once, in worker processes on this machine and as
-Ray tasks (a private Ray, and a two-node cluster that loses a node mid-run), give every run the
-numbers of the suite run one at a time; Ctrl-C stops every run with its iterations saved, and
+Ray tasks (a two-node cluster that loses a node mid-run), give every run the numbers of the
+suite run one at a time; Ctrl-C stops every run with its iterations saved, and
 the same command resumes; bad input is refused before anything is written."""
 
 import math
@@ -63,10 +63,12 @@ def assert_same_numbers(one: Path, other: Path, runs: list[str] = RUNS) -> None:
     assert pairs[0] == pairs[1]
 
 
-def _one_method_suite(env_steps: int) -> Suite:
-    """The tiny suite's sampled game with one method and two seeds: two runs."""
-    large = _suite(large_steps=env_steps).games[1]
-    return Suite("one method", (replace(large, methods=large.methods[:1]),), seeds=(0, 1))
+def _cluster_suite(env_steps: int) -> Suite:
+    """The tiny suite with one method a game and two seeds: an exact run (deterministic: one
+    seed) with its reference lines, and two PPO runs of ``env_steps``."""
+    walkable, large = _suite(large_steps=env_steps).games
+    return Suite("cluster", (replace(walkable, methods=walkable.methods[:1]),
+                             replace(large, methods=large.methods[:1])), seeds=(0, 1))
 
 
 @pytest.fixture(scope="module")
@@ -103,25 +105,13 @@ def test_two_runs_at_once_give_the_numbers_of_one_at_a_time(one_at_a_time, tmp_p
     assert "started on core" not in again.getvalue()
 
 
-@pytest.mark.slow
-def test_runs_as_tasks_of_a_private_ray_give_the_same_numbers(one_at_a_time, tmp_path):
-    import ray
-
-    try:
-        run_suite(_suite(), tmp_path, {"backend": "ray"}, quiet=True, jobs=2)
-    finally:
-        ray.shutdown()
-    assert_same_numbers(one_at_a_time, tmp_path)
-    assert not list(tmp_path.rglob(".lock"))  # the copies' locks stay on the nodes
-
-
 CLUSTER_SCRIPT = textwrap.dedent("""
     import io, sys, threading, time
     from pathlib import Path
     sys.path[:0] = ["tests", "tests/bench"]
     import ray
     from ray.cluster_utils import Cluster
-    from test_suite_jobs import _one_method_suite
+    from test_suite_jobs import _cluster_suite
     from psro.bench import run_suite
 
     if __name__ == "__main__":
@@ -130,7 +120,7 @@ CLUSTER_SCRIPT = textwrap.dedent("""
         workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
         cluster.wait_for_nodes()
         stream = io.StringIO()
-        suite = _one_method_suite(12000)
+        suite = _cluster_suite(12000)
         done = []
         thread = threading.Thread(target=lambda: done.append(run_suite(
             suite, out, {"backend": "ray", "ray_address": cluster.address}, stream=stream,
@@ -154,10 +144,11 @@ CLUSTER_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_a_node_lost_mid_run_resumes_the_run_elsewhere_with_the_same_numbers(tmp_path):
-    """A two-node cluster on this machine (``ray.cluster_utils.Cluster``): the node running a
-    run is removed once the run has saved two iterations; the run resumes on the other node
-    from the checkpoint the driver received and ends with the numbers of the suite run one at
-    a time in this process."""
+    """A two-node cluster on this machine (``ray.cluster_utils.Cluster``) runs an exact run
+    with its reference lines and two PPO runs; the node running a PPO run is removed once the
+    run has saved two iterations; the run resumes on the other node from the checkpoint the
+    driver received, and every run ends with the numbers of the suite run one at a time in
+    this process."""
     result = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, str(tmp_path / "cluster")],
                             cwd=ROOT, capture_output=True, text=True, timeout=480)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -168,9 +159,11 @@ def test_a_node_lost_mid_run_resumes_the_run_elsewhere_with_the_same_numbers(tmp
     assert len(starts) == 2 and removed in starts[0] and removed not in starts[1]
     assert "started again on node" in starts[1] and "from its last saved iteration" in starts[1]
     sequential = tmp_path / "sequential"
-    run_suite(_one_method_suite(12000), sequential, quiet=True)
-    assert_same_numbers(sequential, tmp_path / "cluster",
-                        ["kuhn-sampled/psro/seed-0", "kuhn-sampled/psro/seed-1"])
+    run_suite(_cluster_suite(12000), sequential, quiet=True)
+    assert_same_numbers(sequential, tmp_path / "cluster", ["kuhn/psro/seed-0",
+                        "kuhn-sampled/psro/seed-0", "kuhn-sampled/psro/seed-1"])
+    assert (tmp_path / "cluster" / "kuhn" / "reference.json").exists()  # a job on Ray too
+    assert not list((tmp_path / "cluster").rglob(".lock"))  # the copies' locks stay there
 
 
 @pytest.mark.slow
