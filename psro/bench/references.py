@@ -158,13 +158,12 @@ def tree_solver_curves(spec: str, time_budget_s: float,
     ``thresholds`` (1e-3 without any): rows ``{iteration, wall_time_s, exploitability}``
     (:func:`psro.extensive_form.tree_solvers.solve_tree`)."""
     from psro.evaluation.exploitability import game_tree
-    from psro.extensive_form.tree_solvers import solve_tree
+    from psro.extensive_form.tree_solvers import lp_applies, solve_tree
 
     tree = game_tree(spec)
-    zero_sum = tree.num_players == 2 and abs(tree.leaf_returns.sum(axis=0)).max() < 1e-9
     curves = {}
     for solver in TREE_REFERENCES:
-        if solver == "lp" and not zero_sum:
+        if solver == "lp" and not lp_applies(tree):
             continue
         result = solve_tree(tree, solver, thresholds or (1e-3,), time_budget_s)
         curves[solver] = [{"iteration": r["iterations"], "wall_time_s": r["seconds"],

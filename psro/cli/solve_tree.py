@@ -46,7 +46,7 @@ def run(args) -> int:
     import time
 
     import psro
-    from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
+    from psro.extensive_form.tree_solvers import TREE_SOLVERS, lp_applies, solve_tree
 
     thresholds = _thresholds(args.thresholds)
     if not args.time_budget > 0:
@@ -76,7 +76,7 @@ def run(args) -> int:
     sizes = ", ".join(f"player {p}: {tree.players[p].num_infosets:,} information sets"
                       for p in range(tree.num_players))
     print(f"{args.game}: {tree.num_nodes:,} nodes walked in {walk:.2f} s ({sizes})")
-    zero_sum = tree.num_players == 2 and abs(tree.leaf_returns.sum(axis=0)).max() < 1e-9
+    zero_sum = lp_applies(tree)
     solvers = args.solver or [s for s in TREE_SOLVERS if s != "lp" or zero_sum]
     if "lp" in solvers and not zero_sum:
         raise CliError(f"--solver lp needs a two-player zero-sum game; {args.game} is not "

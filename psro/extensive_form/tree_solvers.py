@@ -4,8 +4,9 @@ the CFR family (:mod:`psro.extensive_form.tabular_cfr`: ``pcfr+``, ``dcfr``, ``l
 ``cfr+``) and the sequence-form LP (``lp``, :mod:`psro.extensive_form.sequence_lp`; two-player
 zero-sum games).
 
-Exploitability is measured exactly on the tree (best responses by one backward pass, OpenSpiel's
-definition: NashConv over the number of players), after iterations 1 to 10 and then every
+Exploitability is measured exactly on the tree
+(:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
+over the number of players), after iterations 1 to 10 and then every
 tenth of the iterations run so far, so a crossing is found within 10% of its iteration. The
 seconds of a crossing are the solver's own, the measurements left out (they cost about one
 iteration each, some 10% more on the clock).
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
@@ -61,7 +63,7 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
     thresholds = tuple(sorted(thresholds, reverse=True))
     result = TreeSolve(solver)
     if solver == "lp":
-        if tree.num_players != 2 or not np.allclose(tree.leaf_returns.sum(axis=0), 0.0):
+        if not lp_applies(tree):
             raise ValueError(f"solver 'lp' needs a two-player zero-sum game; {tree.name!r} is "
                              f"not one (the CFR family solves any game)")
         start = time.perf_counter()
@@ -92,14 +94,15 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
         return result
 
 
+def lp_applies(tree: SequenceFormGame) -> bool:
+    """Whether the sequence-form LP solves ``tree``: two players whose returns sum to zero at
+    every leaf (to 1e-9)."""
+    return tree.num_players == 2 and float(np.abs(tree.leaf_returns.sum(axis=0)).max()) < 1e-9
+
+
 def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float:
-    """NashConv over the number of players (each gain clipped at 0, as
-    :func:`psro.evaluation.exploitability.exact_exploitability` does)."""
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
-    values = tree.expected_returns(plans)
-    gains = [max(tree.best_response(p, plans)[1] - values[p], 0.0)
-             for p in range(tree.num_players)]
-    return float(sum(gains)) / tree.num_players
+    return exact_exploitability(tree, plans).exploitability
 
 
-__all__ = ["TREE_SOLVERS", "TreeSolve", "solve_tree"]
+__all__ = ["TREE_SOLVERS", "TreeSolve", "lp_applies", "solve_tree"]

@@ -5,26 +5,15 @@ prints a row per solver and refuses bad input in one line."""
 
 import json
 
-import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms.exploitability import exploitability
+from test_tabular_cfr import _openspiel_policy
 
 from psro.cli import main
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
-
-
-def _openspiel(tree: SequenceFormGame, policies: list[np.ndarray]):
-    table = os_policy.TabularPolicy(tree.game)
-    for p, probs in enumerate(policies):
-        for state in tree.representative_states(p):
-            key = state.information_state_string(p)
-            row = table.policy_for_key(key)
-            row[:] = probs[tree.infoset_index(p, key), :len(row)]
-    return table
 
 
 @pytest.mark.parametrize("game, value", [("kuhn_poker", -1 / 18), ("leduc_poker", None)])
@@ -34,7 +23,7 @@ def test_the_lp_gives_the_game_value_and_an_unexploitable_profile(game, value):
     policies, v0 = SequenceFormLP(tree).solve()
     if value is not None:
         assert v0 == pytest.approx(value, abs=1e-9)
-    assert exploitability(pyspiel_game, _openspiel(tree, policies)) < 1e-8
+    assert exploitability(pyspiel_game, _openspiel_policy(tree, policies)) < 1e-8
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     assert tree.expected_returns(plans)[0] == pytest.approx(v0, abs=1e-8)
 
@@ -49,7 +38,7 @@ def test_crossings_are_the_first_measurements_under_each_threshold(solver):
         first = next(r for r in result.curve if r["exploitability"] <= threshold)
         assert crossing == {"iterations": first["iterations"], "seconds": first["seconds"]}
     # the final profile's exploitability is OpenSpiel's
-    assert exploitability(pyspiel_game, _openspiel(tree, result.policies)) == \
+    assert exploitability(pyspiel_game, _openspiel_policy(tree, result.policies)) == \
         pytest.approx(result.curve[-1]["exploitability"], abs=1e-12)
     iterations = [r["iterations"] for r in result.curve]
     assert iterations == sorted(set(iterations))
