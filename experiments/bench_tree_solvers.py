@@ -1,11 +1,12 @@
 """Benchmark: the tabular solvers of a walked game side by side in one process: the toolkit's
 vectorised PCFR+, DCFR, linear CFR and CFR+ and the sequence-form LP (``psro solve-tree``),
 OpenSpiel's C++ CFR+ (the walkable suite's reference line), and the toolkit's fastest PSRO-family
-method (``xdo``, with its LP or its CFR+ as restricted-game solver): time and iterations to each
-exploitability threshold.
+method (``xdo``, with each of its restricted-game solvers: the LP, CFR+, PCFR+ and DCFR): time
+and iterations to each exploitability threshold.
 
 Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice ...]
-[--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel]``. Each method gets
+[--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel] [--xdo-only]``
+(``--xdo-only``: the ``xdo`` rows alone, as its default solver was chosen). Each method gets
 ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each
 method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
 (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import psro  # noqa: E402
 from psro.bench.references import cfr_plus_curve  # noqa: E402
+from psro.config import XDO_SOLVERS  # noqa: E402
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6")
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--skip-openspiel", action="store_true")
+    parser.add_argument("--xdo-only", action="store_true")
     args = parser.parse_args()
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
     for game in args.games:
@@ -65,15 +68,15 @@ def main() -> None:
         print("| method | " + " | ".join(f"to {t:g}" for t in thresholds) + " |")
         print("| --- |" + " --- |" * len(thresholds))
         results = {}
-        for solver in TREE_SOLVERS:
+        for solver in () if args.xdo_only else TREE_SOLVERS:
             solved = solve_tree(tree, solver, thresholds, args.budget)
             results[solver] = {t: (c["seconds"], c["iterations"])
                                for t, c in solved.crossings.items()}
-        if not args.skip_openspiel:
+        if not (args.skip_openspiel or args.xdo_only):
             curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)
             results["OpenSpiel C++ CFR+"] = crossings_of(curve, thresholds, "wall_time_s",
                                                          "iteration")
-        for solver in ("lp", "cfr"):
+        for solver in XDO_SOLVERS:
             results[f"xdo, {solver} (PSRO family)"] = xdo(game, solver, thresholds,
                                                           args.budget)
         for method, found in results.items():

@@ -21,8 +21,9 @@ DEFAULT_ITERATIONS = 20
 """Iterations of a run given no limit at all (no iterations, time budget or target)."""
 MAX_PIPELINE_WIDTH = 64
 """Most active learners per player of the "pipeline" algorithm (each is a PPO run)."""
-XDO_SOLVERS = ("lp", "cfr")
-"""Restricted-game solvers of the "xdo" algorithm (``xdo_solver``)."""
+XDO_SOLVERS = ("lp", "cfr", "pcfr", "dcfr")
+"""Restricted-game solvers of the "xdo" algorithm (``xdo_solver``): the sequence-form LP, CFR+,
+predictive CFR+ and discounted CFR."""
 MAX_SEED = 2**63 - 1
 """Largest run seed (seeds are 64-bit)."""
 MAX_DIVERSITY = 1000.0

@@ -11,19 +11,20 @@ set; then each iteration:
 1. the oracle trains one best response per player against the other player's restricted-game
    equilibrium (a table, which the PPO oracle plays as a tabular opponent);
 2. the restricted game grows by the actions the new best responses take;
-3. its equilibrium is solved by the ``xdo_solver``:
+3. its equilibrium is solved by the ``xdo_solver`` (without one named, the fastest measured:
+   :func:`default_solver`):
 
-   - ``"lp"`` (two-player zero-sum games; the default there): exactly, by one sequence-form
-     LP (HiGHS) on the restricted sequences, which gives both players
-     (:mod:`psro.extensive_form.sequence_lp`);
-   - ``"cfr"`` (any game; the default with more players or general-sum payoffs): CFR+
+   - ``"lp"`` (two-player zero-sum games): exactly, by one sequence-form LP (HiGHS) on the
+     restricted sequences, which gives both players (:mod:`psro.extensive_form.sequence_lp`);
+   - ``"cfr"``, ``"pcfr"``, ``"dcfr"`` (any game; ``"cfr"`` is the default with more players
+     or general-sum payoffs): CFR+, predictive CFR+ or discounted CFR
      (:class:`psro.extensive_form.restricted_cfr.RestrictedCFR`) until the restricted game's
      NashConv is at or below a tolerance that starts at ``CFR_START`` times the largest
      return and halves whenever the full game's NashConv falls below it (the XDO authors'
      schedule), down to ``CFR_FLOOR``. In two-player zero-sum games it is warm-started: each
      new restricted game continues from the previous one's regrets (its average restarts).
      Elsewhere each new restricted game is solved from scratch. A restricted game asked again
-     (no best response added an action, the tolerance is tighter) continues its CFR+ run,
+     (no best response added an action, the tolerance is tighter) continues its run,
      average included, instead of beginning again. A resumed run rebuilds this state by
      replaying the earlier solves;
 
@@ -32,10 +33,10 @@ set; then each iteration:
    weight on it; exploitability measures it exactly.
 
 The run stops (stop reason ``restricted_game_complete``) when no new best response adds an
-action (with CFR+, only once its tolerance is at its floor: else the next iteration solves the
-same restricted game more tightly): the restricted equilibrium is then an equilibrium of the
-full game. Each row records ``restricted_actions``, the (information set, action) pairs the
-restricted game allows.
+action (with a CFR-family solver, only once its tolerance is at its floor: else the next
+iteration solves the same restricted game more tightly): the restricted equilibrium is then
+an equilibrium of the full game. Each row records ``restricted_actions``, the (information
+set, action) pairs the restricted game allows.
 
 CFR+ is a no-regret method: in n-player or general-sum games its average profile carries no
 equilibrium guarantee, and neither does XDO (three-player Kuhn poker converges; on ``sheriff``
@@ -62,14 +63,23 @@ EQUILIBRIUM = "xdo_restricted_nash"
 NOT_RESPONSES = ("uniform", EQUILIBRIUM)
 
 
+CFR_VARIANTS = {"cfr": "cfr+", "pcfr": "pcfr+", "dcfr": "dcfr"}
+"""The CFR-family restricted-game solvers: ``xdo_solver`` name -> member of
+:data:`psro.extensive_form.cfr_variants.VARIANTS`."""
+LARGE_GAME_INFOSETS = 10_000
+"""Information sets of a player from which a run with a target exploitability of at least
+``CFR_TARGET`` times the largest return defaults to ``"cfr"`` (see :func:`default_solver`)."""
+CFR_TARGET = 1e-3
+"""Least target exploitability, times the largest return, at which ``"cfr"`` is the default on a
+large game."""
 CFR_START = 0.5
-"""First CFR+ tolerance on the restricted NashConv, times the largest absolute return."""
+"""First CFR-family tolerance on the restricted NashConv, times the largest absolute return."""
 CFR_FLOOR = 1e-4
-"""Smallest CFR+ tolerance, times the largest absolute return."""
+"""Smallest CFR-family tolerance, times the largest absolute return."""
 
 
 def cfr_tolerance(metrics: list[dict], scale: float) -> float:
-    """The CFR+ tolerance for the next restricted game: ``CFR_START * scale``, halved
+    """The CFR-family tolerance for the next restricted game: ``CFR_START * scale``, halved
     whenever the full game's NashConv of an iteration fell below it (as the XDO authors do),
     never below ``CFR_FLOOR * scale``. A function of the metrics, so a resumed run solves
     with the same tolerances."""
@@ -81,21 +91,42 @@ def cfr_tolerance(metrics: list[dict], scale: float) -> float:
     return max(tolerance, CFR_FLOOR * scale)
 
 
+def default_solver(tree: SequenceFormGame, zero_sum: bool,
+                   target_exploitability: float | None = None) -> str:
+    """The restricted-game solver a run gets when it names none, the fastest measured
+    (``experiments/bench_tree_solvers.py --xdo-only``): ``"cfr"`` (warm-started CFR+) outside
+    two-player zero-sum games, where it is the only one, and in them on a game with at least
+    ``LARGE_GAME_INFOSETS`` information sets of a player run to a target exploitability of at
+    least ``CFR_TARGET`` times its largest return (liar's dice to 1e-3: 12 s, the LP 35 s);
+    else ``"lp"``, which reaches an exact equilibrium (Kuhn, Leduc, goofspiel 5: within 25% of
+    the fastest CFR-family solver to 1e-3 or ahead, and ahead of all of them to 1e-4; liar's
+    dice to 1e-4 or exactly: 35 s, CFR+ 57 s to 1e-4)."""
+    if tree.num_players != 2 or not zero_sum:
+        return "cfr"
+    scale = max(float(np.abs(tree.leaf_returns).max()), 1e-12)
+    large = max(p.num_infosets for p in tree.players) >= LARGE_GAME_INFOSETS
+    if large and target_exploitability is not None and \
+            target_exploitability >= CFR_TARGET * scale:
+        return "cfr"
+    return "lp"
+
+
 class XDOAlgorithm(Algorithm):
     """Extensive-form double oracle (see the module docstring)."""
 
     name = "xdo"
 
     def __init__(self, tree: SequenceFormGame, zero_sum: bool = True, solver: str | None = None,
-                 exact_oracle: bool = True):
+                 exact_oracle: bool = True, target_exploitability: float | None = None):
         self.tree = tree
         self.exact_oracle = exact_oracle
         """Whether best responses are exact: only then does a restricted game that no response
         extends hold a full-game equilibrium (an approximate response may just have missed
         the action that would extend it)."""
         two_player_zero_sum = tree.num_players == 2 and zero_sum
-        self.solver = solver or ("lp" if two_player_zero_sum else "cfr")
-        """The restricted game's solver: ``"lp"`` (exact) or ``"cfr"`` (warm-started CFR+)."""
+        self.solver = solver or default_solver(tree, zero_sum, target_exploitability)
+        """The restricted game's solver: ``"lp"`` (exact) or a CFR-family one
+        (:data:`CFR_VARIANTS`); without one named, :func:`default_solver`'s."""
         if self.solver == "lp" and not two_player_zero_sum:
             raise ConfigError(f"xdo_solver 'lp' needs a two-player zero-sum game; "
                               f"{tree.name!r} has {tree.num_players} players"
@@ -109,8 +140,9 @@ class XDOAlgorithm(Algorithm):
         cycling of a general-sum game: on ``sheriff`` NashConv stayed above 1e-3 for 30 s warm
         and reached it in 8 s from scratch). Either way, the same restricted game asked again
         continues its CFR+ run (:class:`RestrictedCFR`)."""
-        self.cfr = RestrictedCFR(tree, warm=self.warm) if self.solver == "cfr" else None
-        """CFR+'s state, carried from one restricted game to the next (``"cfr"``)."""
+        self.cfr = RestrictedCFR(tree, warm=self.warm, variant=CFR_VARIANTS[self.solver]) \
+            if self.solver in CFR_VARIANTS else None
+        """The CFR-family solver's state, carried from one restricted game to the next."""
 
     def allowed(self, player: int, members: list) -> np.ndarray:
         """Boolean (num_infosets, num_actions): the restricted game's actions of ``player``
@@ -151,11 +183,11 @@ class XDOAlgorithm(Algorithm):
         for the iterations they ran (bit for bit what the uninterrupted run holds): warm, all
         of them; from scratch, those since the last call that did not continue its
         predecessor (a run written before calls continued: the last one)."""
-        if self.solver != "cfr":
+        if self.solver not in CFR_VARIANTS:
             return
         solved = [m for m in state.populations[0] if m.metadata.get("oracle") == EQUILIBRIUM]
         self.warm = self.warm and all(m.metadata.get("cfr_warm") for m in solved)
-        self.cfr = RestrictedCFR(self.tree, warm=self.warm)
+        self.cfr = RestrictedCFR(self.tree, warm=self.warm, variant=CFR_VARIANTS[self.solver])
         if not self.warm:
             fresh = [i for i, m in enumerate(solved) if not m.metadata.get("cfr_continued")]
             solved = solved[fresh[-1]:] if fresh else []
@@ -177,7 +209,7 @@ class XDOAlgorithm(Algorithm):
 
     @property
     def scale(self) -> float:
-        """The largest absolute return of the game (CFR+ tolerances are relative to it)."""
+        """The largest absolute return of the game (CFR-family tolerances are relative to it)."""
         return max(float(np.abs(self.tree.leaf_returns).max()), 1e-12)
 
     def _equilibrium(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
@@ -203,20 +235,20 @@ class XDOAlgorithm(Algorithm):
         return plain_targets(state.mixtures)
 
     def chosen_settings(self) -> dict:
-        """Settings whose default this algorithm chose for the run (``xdo_solver``: ``lp`` on
-        two-player zero-sum games, ``cfr`` elsewhere), so that the run records what ran."""
+        """Settings whose default this algorithm chose for the run (``xdo_solver``: see
+        :func:`default_solver`), so that the run records what ran."""
         return {"xdo_solver": self.solver}
 
     def stop(self, state: RunState) -> str | None:
-        """Once the newest best responses add no action (and, with CFR+, its tolerance has
-        reached its floor: else the next iteration solves the same restricted game more
-        tightly): ``restricted_game_complete`` with exact responses (the restricted game's
+        """Once the newest best responses add no action (and, with a CFR-family solver, its
+        tolerance has reached its floor: else the next iteration solves the same restricted
+        game more tightly): ``restricted_game_complete`` with exact responses (the restricted game's
         equilibrium is the full game's), ``no_new_actions`` with approximate (trained) ones,
         which may have missed the action that would extend it: not convergence (the run's
         exploitability says how far it is)."""
         if state.iteration < 1:
             return None
-        if self.solver == "cfr" and \
+        if self.solver in CFR_VARIANTS and \
                 cfr_tolerance(state.metrics, self.scale) > CFR_FLOOR * self.scale:
             return None
         for p, pop in enumerate(state.populations):
@@ -230,7 +262,8 @@ def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:
     """The registry's factory: the walked tree is its restricted game."""
     exact = "exact" in oracles.get(context.config.oracle).capabilities
     return XDOAlgorithm(context.require_tree(NEEDS_TREE), zero_sum=context.game.zero_sum,
-                        solver=context.config.xdo_solver, exact_oracle=exact)
+                        solver=context.config.xdo_solver, exact_oracle=exact,
+                        target_exploitability=context.config.target_exploitability)
 
 
 NEEDS_TREE = "algorithm 'xdo' (its restricted game is the walked tree)"

@@ -91,8 +91,8 @@ class RayBackend:
         if not ray.is_initialized():
             _check_reachable(self.address)
             try:
-                if self.address is None:
-                    ray.init(num_cpus=self.workers, include_dashboard=False,
+                if self.address is None:  # "local": a private Ray, even beside a cluster
+                    ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
                              log_to_driver=False, configure_logging=False)
                 else:
                     ray.init(address=self.address, log_to_driver=False,

@@ -146,8 +146,9 @@ def _variant_arguments(run) -> None:
     from psro.config import XDO_SOLVERS
 
     run.add_argument("--xdo-solver", choices=XDO_SOLVERS, help="--algorithm xdo: the "
-                     "restricted game's solver, lp (sequence-form LP; default in two-player "
-                     "zero-sum games) or cfr (warm-started CFR+; default elsewhere)")
+                     "restricted game's solver, lp (sequence-form LP), cfr (warm-started CFR+), "
+                     "pcfr (predictive CFR+) or dcfr (discounted CFR); default: the fastest "
+                     "measured for the game and target (docs/variants/xdo.md)")
     run.add_argument("--diversity", type=float, metavar="WEIGHT", help="--algorithm diverse: "
                      "weight of the population-diversity term in each best response's "
                      "objective (default 1.0)")

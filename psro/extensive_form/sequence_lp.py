@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.extensive_form.restricted_cfr import behaviour
+from psro.extensive_form.cfr_passes import behaviour
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
 
 

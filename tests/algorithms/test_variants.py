@@ -394,16 +394,26 @@ def test_xdo_lp_gives_both_players_an_equilibrium_from_one_lp():
     assert tree.expected_returns(plans)[0] == pytest.approx(-0.0856064, abs=1e-6)
 
 
-def test_xdo_with_warm_cfr_converges_and_resumes_to_identical_numbers(tmp_path):
-    full = psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver="cfr").run(iterations=16)
+@pytest.mark.parametrize("solver", ["cfr", "pcfr", "dcfr"])
+def test_xdo_with_warm_cfr_converges_and_resumes_to_identical_numbers(solver, tmp_path):
+    """Each CFR-family restricted-game solver (CFR+, PCFR+, DCFR): Leduc's exploitability
+    below 1e-3 (OpenSpiel's own measure of the run's last meta-policy), and a run resumed at
+    iteration 4 gives the uninterrupted run's numbers."""
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    full = psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver=solver).run(iterations=16)
     assert full[-1]["exploitability"] < 1e-3
     assert full[-1]["restricted_actions"] > full[1]["restricted_actions"]
-    psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver="cfr",
+    psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver=solver,
               out=tmp_path / "r").run(iterations=4)
     resumed = psro.PSRO.resume(tmp_path / "r").run(iterations=16)
     assert numbers(resumed) == numbers(full)
-    newest = psro.load_run(tmp_path / "r").population[1][-1].metadata
+    run = psro.load_run(tmp_path / "r")
+    assert run.config.xdo_solver == solver
+    newest = run.population[1][-1].metadata
     assert newest["cfr_warm"] is True and newest["cfr_iterations"] > 0
+    theirs = os_exploitability.exploitability(run.tree.game, run.meta_policy())
+    assert theirs == pytest.approx(resumed[-1]["exploitability"], abs=1e-9)
 
 
 def test_restricted_cfr_asked_again_on_the_same_game_continues_its_run():
@@ -459,7 +469,8 @@ def test_xdo_solver_refusals():
     with pytest.raises(ConfigError, match="xdo_solver has no effect in this run: it is a "
                                           "setting of algorithm 'xdo'"):
         psro.PSRO("kuhn_poker", xdo_solver="cfr")
-    with pytest.raises(ConfigError, match="xdo_solver must be one of lp, cfr; got 'simplex'"):
+    with pytest.raises(ConfigError,
+                       match="xdo_solver must be one of lp, cfr, pcfr, dcfr; got 'simplex'"):
         psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver="simplex")
 
 
@@ -534,3 +545,16 @@ def test_a_registered_trained_oracle_drives_every_variant_its_capabilities_allow
             psro.PSRO("kuhn_poker", plain, algorithm=algorithm, ppo={"env_steps": 1200})
     with pytest.raises(psro.ConfigError, match="unknown oracle capability 'fast'"):
         psro.oracles.register("x" + plain, PPOOracle.build, capabilities=("fast",))
+
+
+def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
+    """Without ``xdo_solver`` a run gets the LP on two-player zero-sum games, CFR+ on large ones
+    (liar's dice) run to a target of at least 1e-3, and CFR+ with more players; the run's config
+    names the solver that ran."""
+    assert psro.PSRO("kuhn_poker", algorithm="xdo",
+                     target_exploitability=1e-3).config.xdo_solver == "lp"
+    assert psro.PSRO("liars_dice", algorithm="xdo",
+                     target_exploitability=1e-3).config.xdo_solver == "cfr"
+    assert psro.PSRO("liars_dice", algorithm="xdo",
+                     target_exploitability=1e-4).config.xdo_solver == "lp"
+    assert psro.PSRO("kuhn_poker(players=3)", algorithm="xdo").config.xdo_solver == "cfr"

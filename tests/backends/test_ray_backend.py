@@ -28,7 +28,7 @@ PPO = {"game": "kuhn_poker", "oracle": "ppo", "meta_solver": "nash", "seed": 4,
 @pytest.fixture(scope="module")
 def ray_session():
     """One private Ray for the module (each backend joins it instead of starting its own)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     yield
     ray.shutdown()
