@@ -67,23 +67,24 @@ def main() -> None:
               f"{walk:.2f} s; {args.budget:g} s per method", flush=True)
         print("| method | " + " | ".join(f"to {t:g}" for t in thresholds) + " |")
         print("| --- |" + " --- |" * len(thresholds))
-        results = {}
         for solver in () if args.xdo_only else TREE_SOLVERS:
             solved = solve_tree(tree, solver, thresholds, args.budget)
-            results[solver] = {t: (c["seconds"], c["iterations"])
-                               for t, c in solved.crossings.items()}
+            _row(solver, {t: (c["seconds"], c["iterations"])
+                          for t, c in solved.crossings.items()}, thresholds)
         if not (args.skip_openspiel or args.xdo_only):
             curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)
-            results["OpenSpiel C++ CFR+"] = crossings_of(curve, thresholds, "wall_time_s",
-                                                         "iteration")
+            _row("OpenSpiel C++ CFR+", crossings_of(curve, thresholds, "wall_time_s",
+                                                    "iteration"), thresholds)
         for solver in XDO_SOLVERS:
-            results[f"xdo, {solver} (PSRO family)"] = xdo(game, solver, thresholds,
-                                                          args.budget)
-        for method, found in results.items():
-            cells = [f"{found[t][0]:.3g} s ({found[t][1]:,})" if t in found else "-"
-                     for t in thresholds]
-            print(f"| {method} | " + " | ".join(cells) + " |", flush=True)
+            _row(f"xdo, {solver} (PSRO family)", xdo(game, solver, thresholds, args.budget),
+                 thresholds)
 
+
+def _row(method: str, found: dict, thresholds: tuple[float, ...]) -> None:
+    """One table row, printed as soon as the method is done."""
+    cells = [f"{found[t][0]:.3g} s ({found[t][1]:,})" if t in found else "-"
+             for t in thresholds]
+    print(f"| {method} | " + " | ".join(cells) + " |", flush=True)
 
 if __name__ == "__main__":
     main()
