@@ -1,6 +1,7 @@
 """Benchmark: exact exploitability by the compiled liar's dice kernel, beside OpenSpiel.
 
-Run: ``python experiments/bench_exact_kernel.py [--histories 1000000] [--skip-openspiel]``.
+Run: ``python experiments/bench_exact_kernel.py [--histories 1000000] [--skip-openspiel]
+[--rules-only]`` (``--rules-only``: step 1 alone).
 
 1. The kernel's rules against pyspiel's on ``--histories`` seeded random histories of liar's
    dice with 2 dice of 5 sides (legal actions, information-state strings and tensors, returns),
@@ -140,10 +141,14 @@ def large() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--histories", type=int, default=1_000_000)
+    parser.add_argument("--rules-only", action="store_true",
+                        help="check the kernel's rules against pyspiel, and nothing else")
     parser.add_argument("--skip-openspiel", action="store_true",
                         help="leave out the comparison with OpenSpiel's exploitability")
     args = parser.parse_args()
     check_rules(LARGE, args.histories)
+    if args.rules_only:
+        return
     if not args.skip_openspiel:
         beside_openspiel()
     large()

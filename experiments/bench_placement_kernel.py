@@ -2,7 +2,7 @@
 placement kernel (:mod:`psro.kernels.placement`), beside raw pyspiel.
 
 Run: ``python experiments/bench_placement_kernel.py [--histories 1000000] [--games ...]
-[--skip-rules] [--members 30]``.
+[--skip-rules] [--rules-only] [--members 30]`` (``--rules-only``: step 1 alone).
 
 1. The kernel's rules against pyspiel's on ``--histories`` seeded random histories of each
    variant: at every decision the legal actions and the information-state tensor (and string,
@@ -151,6 +151,8 @@ def evaluate(spec: str, members: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--histories", type=int, default=1_000_000)
+    parser.add_argument("--rules-only", action="store_true",
+                        help="check the kernel's rules against pyspiel, and nothing else")
     parser.add_argument("--games", nargs="+", default=list(GAMES))
     parser.add_argument("--skip-rules", action="store_true")
     parser.add_argument("--members", type=int, default=30)
@@ -158,7 +160,8 @@ def main() -> None:
     for spec in args.games:
         if not args.skip_rules:
             check_rules(spec, args.histories)
-        evaluate(spec, args.members)
+        if not args.rules_only:
+            evaluate(spec, args.members)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,14 @@ TIMING = frozenset({"wall_time_s", "oracle_s", "evaluation_s", "meta_solver_s",
 """Metrics that are seconds: they differ between runs whose numbers agree."""
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Files that hold a test marked slow first (each file's tests keep their order): with
+    ``make test``'s two workers, a file at a time each, the longest files then start first and
+    the suite does not end on one worker running them while the other idles."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
+
+
 def numbers(rows: list[dict]) -> list[dict]:
     """A run's metrics rows without the seconds, and without the responses' gains (a column
     that runs of formats 1 and 2 predate): what two runs that ought to agree must share."""

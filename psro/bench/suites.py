@@ -101,19 +101,39 @@ PSRO_LARGE = Method("psro", {"oracle": "ppo", "algorithm": "psro", "meta_solver"
                              "ppo": {"greedy": False}})
 
 TWO_PLAYER_ZERO_SUM = (PSRO, ANYTIME, XDO, XDO_CFR)
+DEEP = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
+"""Thresholds of the two-player zero-sum walkable games (the accuracies papers report)."""
+NPLAYER = (1e-1, 1e-2, 1e-3)
+"""Thresholds of the n-player and general-sum walkable games (no equilibrium guarantee)."""
+LEDUC_13 = ("universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
+            "firstPlayer=1 1,maxRaises=2 2,numSuits=2,numRanks=13,numHoleCards=1,"
+            "numBoardCards=0 1)")
+"""Leduc poker's betting (antes of 1, raises of 2 then 4, two a round) with 13 ranks of 2 suits."""
 WALKABLE = (
-    ("kuhn_poker", "Kuhn", TWO_PLAYER_ZERO_SUM, 10),
-    ("leduc_poker", "Leduc", (*TWO_PLAYER_ZERO_SUM, PSRO_PPO, XDO_PPO), 120),
-    ("liars_dice", "Liar's dice", TWO_PLAYER_ZERO_SUM, 120),
+    ("kuhn_poker", "Kuhn", TWO_PLAYER_ZERO_SUM, 10, DEEP),
+    ("leduc_poker", "Leduc", (*TWO_PLAYER_ZERO_SUM, PSRO_PPO, XDO_PPO), 120, DEEP),
+    ("liars_dice", "Liar's dice", TWO_PLAYER_ZERO_SUM, 120, DEEP),
     ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", "Goofspiel 5",
-     TWO_PLAYER_ZERO_SUM, 60),
+     TWO_PLAYER_ZERO_SUM, 60, DEEP),
     ("kuhn_poker(players=3)", "Kuhn, 3 players",
      (Method("psro, prd", {**EXACT, "algorithm": "psro", "meta_solver": "prd"}),
-      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"}), XDO), 30),
+      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"}), XDO), 30,
+     NPLAYER),
     ("sheriff", "Sheriff (general-sum)",
      (Method("psro, nash", {**EXACT, "algorithm": "psro", "meta_solver": "nash"}),
-      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"}), XDO), 30),
+      Method("jpsro, cce", {**EXACT, "algorithm": "jpsro", "meta_solver": "cce"}), XDO), 30,
+     NPLAYER),
 )
+"""The walkable tier's games: spec, label, methods, seconds a run, thresholds."""
+WALKABLE_LARGER = (
+    ("goofspiel(num_cards=6,imp_info=True,points_order=descending)", "Goofspiel 6",
+     TWO_PLAYER_ZERO_SUM, 300, DEEP),
+    ("liars_dice(numdice=2,dice_sides=3)", "Liar's dice 2x3", TWO_PLAYER_ZERO_SUM, 300, DEEP),
+    (LEDUC_13, "Leduc, 13 ranks", TWO_PLAYER_ZERO_SUM, 300, DEEP),
+)
+"""Walkable games whose solves take seconds to minutes (663,337 to 1,179,777 nodes, walked in
+5-7 s), where algorithms rather than fixed costs decide; in ``walkable`` and ``full``, not in
+``quick``."""
 LARGE = (
     ("phantom_ttt(obstype=reveal-nothing)", "Phantom TTT"),
     ("dark_hex(gameversion=cdh,board_size=3,obstype=reveal-nothing)", "Dark Hex 3"),
@@ -122,13 +142,16 @@ LARGE = (
 LARGE_METHODS = (PSRO_LARGE, SELF_PLAY, FICTITIOUS)
 
 
-def _walkable(scale: float = 1.0, ppo_steps: int | None = None) -> tuple[SuiteGame, ...]:
+def _walkable(scale: float = 1.0, ppo_steps: int | None = None,
+              larger: bool = True) -> tuple[SuiteGame, ...]:
     made = []
-    for game, label, methods, seconds in WALKABLE:
+    for game, label, methods, seconds, thresholds in WALKABLE + (WALKABLE_LARGER if larger
+                                                                 else ()):
         if ppo_steps is not None:
             methods = tuple(m if m.settings.get("oracle") != "ppo" else replace(
                 m, settings={**m.settings, "ppo": {"env_steps": ppo_steps}}) for m in methods)
-        made.append(SuiteGame(game, label, "walkable", methods, seconds * scale))
+        made.append(SuiteGame(game, label, "walkable", methods, seconds * scale,
+                              thresholds=thresholds))
     return tuple(made)
 
 
@@ -176,7 +199,7 @@ SUITES: dict[str, Suite] = {
     "large": Suite("large", _large(10_800, 10_000_000, 500_000, 20),
                    description="games too large to walk at 10M env steps a run: PSRO against "
                                "PPO self-play and fictitious self-play"),
-    "quick": Suite("quick", _walkable(0.1, ppo_steps=2000) + _large(
+    "quick": Suite("quick", _walkable(0.1, ppo_steps=2000, larger=False) + _large(
         45, 12_000, 4000, 1, ppo_steps=3000, mc=QUICK_MC), seeds=(0,),
         description="a smoke test: every game of both tiers with small budgets and one seed (a "
                     "few minutes); it checks that every method runs on every game, and its "

@@ -706,3 +706,24 @@ def test_a_large_game_can_keep_the_lower_bound_where_a_kernel_is_exact(tmp_path)
         game="kuhn_poker", tier="large", oracle="ppo"))
     with pytest.raises(ConfigError, match="true or false"):
         read_suite(path)
+
+
+def test_the_walkable_tier_measures_to_1e6_and_holds_games_whose_solves_take_seconds():
+    """The two-player zero-sum walkable games are measured down to 1e-6, three larger games
+    (not in ``quick``) join them, and the 13-rank Leduc is Leduc's betting: with Leduc's 3
+    ranks its spec is a game worth Leduc's value to player 0 (-0.0856064, by the sequence-form
+    LP), as ``leduc_poker`` is."""
+    from psro.bench.suites import LEDUC_13, SUITES
+    from psro.extensive_form.tree_solvers import solve_tree
+
+    walkable = {g.label: g for g in SUITES["walkable"].games}
+    larger = ("Goofspiel 6", "Liar's dice 2x3", "Leduc, 13 ranks")
+    for label in ("Kuhn", "Leduc", "Liar's dice", "Goofspiel 5", *larger):
+        assert walkable[label].thresholds == (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
+    assert walkable["Sheriff (general-sum)"].thresholds == (1e-1, 1e-2, 1e-3)
+    assert not set(larger) & {g.label for g in SUITES["quick"].games}
+    assert walkable["Leduc, 13 ranks"].game == LEDUC_13
+    three = psro.game_tree(LEDUC_13.replace("numRanks=13", "numRanks=3"))
+    solved = solve_tree(three, "lp")
+    plans = [three.realization_plan(p, pi) for p, pi in enumerate(solved.policies)]
+    assert three.expected_returns(plans)[0] == pytest.approx(-0.0856064, abs=1e-6)
