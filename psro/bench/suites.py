@@ -195,15 +195,16 @@ def _diversity(scale: float = 1.0) -> tuple[SuiteGame, ...]:
 QUICK_MC = {"min_episodes": 64, "max_episodes": 256, "tolerance": 0.1}
 SUITES: dict[str, Suite] = {
     "walkable": Suite("walkable", _walkable(), description="games small enough to walk: exact "
-                      "exploitability, CFR+ and the uniform policy as reference lines"),
+                      "exploitability, CFR+, the tabular solvers and the uniform policy as "
+                      "reference lines"),
     "large": Suite("large", _large(10_800, 10_000_000, 500_000, 20),
                    description="games too large to walk at 10M env steps a run: PSRO against "
                                "PPO self-play and fictitious self-play"),
     "quick": Suite("quick", _walkable(0.1, ppo_steps=2000, larger=False) + _large(
         45, 12_000, 4000, 1, ppo_steps=3000, mc=QUICK_MC), seeds=(0,),
-        description="a smoke test: every game of both tiers with small budgets and one seed (a "
-                    "few minutes); it checks that every method runs on every game, and its "
-                    "numbers do not rank the methods (use walkable, large or full for that)"),
+        description="a smoke test: the games of both tiers (not the three larger walkable "
+                    "ones), small budgets, one seed (a few minutes): every method runs on every "
+                    "game; its numbers do not rank the methods (use walkable, large or full)"),
 }
 SUITES["full"] = Suite("full", SUITES["walkable"].games + SUITES["large"].games,
                        description="both tiers")
