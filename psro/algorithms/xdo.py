@@ -91,6 +91,11 @@ def cfr_tolerance(metrics: list[dict], scale: float) -> float:
     return max(tolerance, CFR_FLOOR * scale)
 
 
+def return_scale(tree: SequenceFormGame) -> float:
+    """The largest absolute return of the game (CFR-family tolerances are relative to it)."""
+    return max(float(np.abs(tree.leaf_returns).max()), 1e-12)
+
+
 def default_solver(tree: SequenceFormGame, zero_sum: bool,
                    target_exploitability: float | None = None) -> str:
     """The restricted-game solver a run gets when it names none, the fastest measured
@@ -103,10 +108,9 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
     dice to 1e-4 or exactly: 35 s, CFR+ 57 s to 1e-4)."""
     if tree.num_players != 2 or not zero_sum:
         return "cfr"
-    scale = max(float(np.abs(tree.leaf_returns).max()), 1e-12)
     large = max(p.num_infosets for p in tree.players) >= LARGE_GAME_INFOSETS
     if large and target_exploitability is not None and \
-            target_exploitability >= CFR_TARGET * scale:
+            target_exploitability >= CFR_TARGET * return_scale(tree):
         return "cfr"
     return "lp"
 
@@ -209,8 +213,8 @@ class XDOAlgorithm(Algorithm):
 
     @property
     def scale(self) -> float:
-        """The largest absolute return of the game (CFR-family tolerances are relative to it)."""
-        return max(float(np.abs(self.tree.leaf_returns).max()), 1e-12)
+        """The largest absolute return of the game (:func:`return_scale`)."""
+        return return_scale(self.tree)
 
     def _equilibrium(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
         """Both players' restricted equilibrium from one LP
