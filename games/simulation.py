@@ -74,7 +74,10 @@ class VectorGame:
     ``current_players()`` gives each state's player to move (``-4``, pyspiel's terminal id,
     for finished ones); :meth:`tensors` returns observations and legal-action masks of a set of
     states for one player; :meth:`step` applies one action per listed state; :meth:`reset`
-    starts new episodes. All randomness (chance outcomes) comes from ``seed``. An error of
+    starts new episodes. All randomness (chance outcomes) comes from ``seed``, unless a reset
+    gives episodes chance streams of their own (``reset(idx, chance_seeds)``: episodes started
+    with the same chance seed draw the same uniform numbers at their chance nodes, so they are
+    dealt the same outcomes wherever their chance nodes offer the same ones). An error of
     OpenSpiel's during play, or a state that is not terminal but has no legal action, is a
     :class:`GameError` naming the game.
     """
@@ -90,6 +93,7 @@ class VectorGame:
         self.num_players = self.game.num_players()
         self.rng = np.random.default_rng(seed)
         self.states = [None] * num_envs
+        self.chance: list[np.random.Generator | None] = [None] * num_envs
         self.reset(np.arange(num_envs))
 
     @property
@@ -98,9 +102,10 @@ class VectorGame:
         return len(self.states)
 
     def _resolve_chance(self, i: int) -> None:
-        state = self.states[i]
+        state, rng = self.states[i], self.chance[i]
+        rng = self.rng if rng is None else rng
         while state.is_chance_node():
-            state.apply_action(sample_chance(state, self.rng.random()))
+            state.apply_action(sample_chance(state, rng.random()))
 
     def current_players(self) -> np.ndarray:
         """The player to move in each game (``-4``, pyspiel's terminal id, where finished)."""
@@ -160,10 +165,14 @@ class VectorGame:
         except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own
             raise _failure(self.game, err, "reading returns") from None
 
-    def reset(self, idx: np.ndarray) -> None:
-        """Start new episodes in the games ``idx``."""
+    def reset(self, idx: np.ndarray, chance_seeds: np.ndarray | None = None) -> None:
+        """Start new episodes in the games ``idx``; with ``chance_seeds`` (one integer per
+        game), each new episode draws its chance outcomes from a stream of its own seeded by
+        its entry (the same seed, the same draws), else from the shared ``seed``'s."""
         try:
-            for i in idx:
+            for k, i in enumerate(idx):
+                self.chance[i] = None if chance_seeds is None else \
+                    np.random.default_rng(int(chance_seeds[k]))
                 self.states[i] = self.game.new_initial_state()
                 self._resolve_chance(int(i))
         except Exception as err:  # noqa: BLE001 - OpenSpiel's, or a Python game's own

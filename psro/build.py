@@ -128,6 +128,8 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     # options written out in full, so a resume keeps them whatever a later default
     if "ppo" in reads:
         config = config.merged({"ppo": PPOConfig.from_dict(config.ppo).to_dict()})
+    if callable(getattr(oracle, "recorded_options", None)):
+        config = config.merged({"oracle_options": oracle.recorded_options()})
     if "meta_solver_options" in reads:
         config = config.merged({"meta_solver_options": {
             **solvers.options(config.meta_solver), **config.meta_solver_options}})

@@ -61,10 +61,12 @@ class RunConfig:
     (Diverse PSRO, `psro.algorithms.diverse`), in (0, 1000]; None takes 1.0."""
     oracle: str = "exact"
     """Best-response oracle, a name from `psro.oracles.names()`: "exact" (tabular, games small
-    enough to walk), "ppo", or one registered with `psro.oracles.register`."""
+    enough to walk), "ppo", "grpo" (critic-free, group-relative), or one registered with
+    `psro.oracles.register`."""
     oracle_options: dict = field(default_factory=dict)
     """Options of a registered oracle, checked by its factory ("exact" takes none; "ppo" reads
-    the `ppo` table)."""
+    the `ppo` table; "grpo" takes group_size and kl_coef, `psro.rl.config.GRPOOptions`, and
+    reads the `ppo` table for the rest)."""
     meta_solver: str | None = None
     """Meta-solver name from `solvers.names()`; None takes the algorithm's default ("cce" for
     "jpsro", "nash" for the others; "xdo" reads none). Set when the run's parts are built."""
@@ -97,8 +99,8 @@ class RunConfig:
     """Largest game tree the exact oracle and exact evaluation will walk."""
     ppo: dict = field(default_factory=dict)
     """PPO options (fields of psro.rl.config.PPOConfig), e.g. {env_steps = 60000}: for the
-    "ppo" oracle (the responses that measure approximate exploitability have their own, in
-    ``lower_bound``)."""
+    "ppo" and "grpo" oracles (the responses that measure approximate exploitability have their
+    own, in ``lower_bound``)."""
     monte_carlo: dict = field(default_factory=dict)
     """Sampled payoffs (games too large to walk): tolerance (95% half-width, default 0.02),
     min_episodes (256), max_episodes (8192), batch (256); refine ("all", or "support": new

@@ -137,11 +137,11 @@ def _variant_arguments(run) -> None:
                                          "xdo, jpsro, pipeline, diverse")
     run.add_argument("--pipeline-width", type=int, help="--algorithm pipeline: active "
                                                         "learners per player (default 2)")
-    run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with --oracle "
-                     "ppo: regret-matching rounds per iteration (default: exact LP where the "
+    run.add_argument("--anytime-rounds", type=int, help="--algorithm anytime with a trained "
+                     "oracle: regret-matching rounds per iteration (default: exact LP where the "
                      "game is walked, 10 where it is too large)")
-    run.add_argument("--anytime-episodes", type=int, help="--algorithm anytime with --oracle "
-                     "ppo: episodes per member in each regret-matching round (default: each "
+    run.add_argument("--anytime-episodes", type=int, help="--algorithm anytime with a trained "
+                     "oracle: episodes per member in each regret-matching round (default: each "
                      "estimated to the monte_carlo tolerance)")
     from psro.config import XDO_SOLVERS
 
@@ -161,16 +161,18 @@ def add_parser(sub) -> None:
     run = sub.add_parser("run", help="run PSRO (or --resume a run)")
     run.add_argument("--game", help="OpenSpiel game string or catalogue name")
     _variant_arguments(run)
-    run.add_argument("--oracle", help="exact (tabular best response), ppo, or a registered "
+    run.add_argument("--oracle", help="exact (tabular best response), ppo, grpo (critic-free, "
+                                      "group-relative: docs/guide/grpo.md), or a registered "
                                       "oracle")
     run.add_argument("--oracle-option", action="append", metavar="KEY=VALUE",
-                     help="option of a registered oracle, repeatable")
+                     help="option of the grpo oracle (group_size, kl_coef) or of a registered "
+                          "oracle, repeatable")
     run.add_argument("--meta-solver", help=f"one of: {', '.join(solvers.names())} (default "
                                            f"nash; cce with --algorithm jpsro)")
     run.add_argument("--meta-solver-option", action="append", metavar="KEY=VALUE",
                      help="meta-solver option, repeatable (e.g. p=0.8)")
     run.add_argument("--ppo", action="append", metavar="KEY=VALUE",
-                     help=f"PPO oracle option, repeatable (e.g. env_steps=60000): "
+                     help=f"PPO (and GRPO) oracle option, repeatable (e.g. env_steps=60000): "
                           f"{', '.join(f.name for f in dataclasses.fields(PPOConfig))}; each "
                           f"with its default and range in docs/guide/ppo.md")
     run.add_argument("--iterations", type=int,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from psro.context import GameContext
 from psro.errors import ConfigError
 from psro.oracles.exact import ExactOracle
+from psro.oracles.grpo import GRPOOracle
 from psro.oracles.ppo import PPOOracle
 from psro.oracles.spec import (
     SCRATCH,
@@ -82,12 +83,19 @@ def _ppo(context: GameContext) -> Oracle:
     return PPOOracle.build(context)
 
 
+def _grpo(context: GameContext) -> Oracle:
+    return GRPOOracle.build(context)
+
+
 _ORACLES: dict[str, OracleEntry] = {
     "exact": OracleEntry(_exact, settings=(),
                          capabilities=frozenset({"targets", "correlated", "exact", "diversity"})),
     "ppo": OracleEntry(_ppo, turn_based=True, settings=("ppo", "seed"),
                        capabilities=frozenset({"targets", "trains", "round_hook",
                                                "correlated", "diversity"})),
+    "grpo": OracleEntry(_grpo, turn_based=True, settings=("ppo", "oracle_options", "seed"),
+                        capabilities=frozenset({"targets", "trains", "round_hook",
+                                                "correlated"})),
 }
 
 

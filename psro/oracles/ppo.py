@@ -92,8 +92,12 @@ class PPOOracle(TargetedOracle):
             training = Training(self.game, p, actors, list(target.mixtures), config,
                                 derive_seed(*keys), previous, {"iteration": iteration}, joint,
                                 diversity=target.diversity)
-            tasks.append(Task(ppo_best_response, (training, target.round_hook)))
+            tasks.append(self.task(training, target.round_hook))
         return tasks
+
+    def task(self, training: Training, hook: RoundHook | None) -> Task:
+        """The backend task that trains ``training`` (with the target's round hook)."""
+        return Task(ppo_best_response, (training, hook))
 
     def targeted_responses(self, iteration: int, targets: list[Target],
                            results: list) -> list[Response]:

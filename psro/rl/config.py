@@ -124,6 +124,60 @@ class PPOConfig:
         return out
 
 
+@dataclass
+class GRPOOptions:
+    """The GRPO oracle's own options (``oracle_options``); the rest of its training (budget,
+    games at once, batch, epochs, minibatches, learning rate, clip, entropy bonus, gradient
+    clip, network, warm start, self-play, plateau, greedy members) is read from the ``ppo``
+    table, whose critic options (``gamma``, ``gae_lambda``, ``value_coef``,
+    ``scale_returns``) it has no use for (:data:`PPO_CRITIC_OPTIONS`)."""
+
+    group_size: int = 8
+    """G, episodes per group (2 to 1,024; must divide ``ppo.num_envs``): each group shares its
+    chance outcomes and opponent draw, and its episodes' advantages are their returns minus
+    the group's mean, over the group's standard deviation."""
+    kl_coef: float = 0.04
+    """Weight of the KL penalty to the policy the response started from (0 to 10;
+    DeepSeekMath's 0.04)."""
+
+    def validate(self, ppo: PPOConfig | None = None) -> GRPOOptions:
+        """Check both options' types and ranges, and that ``group_size`` divides
+        ``ppo.num_envs`` (:class:`ConfigError` naming the option); returns self."""
+        g = self.group_size
+        if not isinstance(g, int) or isinstance(g, bool) or not 2 <= g <= 1024:
+            raise ConfigError(f"oracle_options.group_size must be an integer from 2 to 1,024; "
+                              f"got {g!r}")
+        if not isinstance(self.kl_coef, (int, float)) or isinstance(self.kl_coef, bool) \
+                or not 0 <= self.kl_coef <= 10:
+            raise ConfigError(f"oracle_options.kl_coef must be a number in [0, 10]; got "
+                              f"{self.kl_coef!r}")
+        if ppo is not None and ppo.num_envs % g:
+            raise ConfigError(f"oracle_options.group_size ({g}) must divide ppo.num_envs "
+                              f"({ppo.num_envs:,}): the games played at once are split into "
+                              f"groups; give num_envs a multiple of {g}")
+        return self
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GRPOOptions:
+        """Options from a mapping; unknown keys are a :class:`ConfigError` listing the
+        accepted ones."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown grpo option(s) {', '.join(unknown)} in oracle_options; "
+                              f"accepted: {', '.join(names)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        """Both options with their values."""
+        return dataclasses.asdict(self)
+
+
+PPO_CRITIC_OPTIONS = ("gamma", "gae_lambda", "value_coef", "scale_returns")
+"""PPO options that only a critic reads (discounted returns, GAE, the value loss, the return
+scale of the value targets): refused by critic-free oracles where set."""
+
+
 RESPONSE_DEFAULTS = {"env_steps": 400_000, "entropy_coef": 0.2}
 """The PPO options of the best responses that measure approximate exploitability (a lower
 bound) where they differ from :class:`PPOConfig`'s. They are the same for every run and method,

@@ -53,19 +53,24 @@ def _mlp(inputs: int, hidden: tuple[int, ...], outputs: int, out_std: float) -> 
 
 
 class ActorCritic(nn.Module):
-    """Separate actor and critic MLPs (tanh, orthogonal initialisation, as in CleanRL)."""
+    """Separate actor and critic MLPs (tanh, orthogonal initialisation, as in CleanRL);
+    ``critic=False``: the actor alone (critic-free methods such as GRPO; :meth:`value` is then
+    unavailable)."""
 
-    def __init__(self, obs_size: int, num_actions: int, hidden: tuple[int, ...] = (128, 128)):
+    def __init__(self, obs_size: int, num_actions: int, hidden: tuple[int, ...] = (128, 128),
+                 critic: bool = True):
         super().__init__()
         self.actor = _mlp(obs_size, hidden, num_actions, 0.01)
-        self.critic = _mlp(obs_size, hidden, 1, 1.0)
+        self.critic = _mlp(obs_size, hidden, 1, 1.0) if critic else None
 
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Action logits with illegal actions set to -inf (they get probability exactly 0)."""
         return self.actor(obs).masked_fill(~mask, float("-inf"))
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        """State values, shape (batch,)."""
+        """State values, shape (batch,); a ``TypeError`` for an actor without a critic."""
+        if self.critic is None:
+            raise TypeError("this network has no critic (it was trained without one)")
         return self.critic(obs).squeeze(-1)
 
 
@@ -178,7 +183,7 @@ def _network_for(state: dict, meta: dict) -> ActorCritic:
             or tuple(last.shape) != (actions, hidden[-1]):
         raise ValueError(f"the metadata (obs_shape {shape}, num_actions {actions}, hidden "
                          f"{list(hidden)}) does not describe the weights")
-    net = ActorCritic(obs_size, actions, hidden)
+    net = ActorCritic(obs_size, actions, hidden, critic="critic.0.weight" in state)
     net.load_state_dict(state)
     if not all(torch.isfinite(t).all() for t in net.state_dict().values()):
         raise ValueError("the weights hold NaN or infinite values")

@@ -19,11 +19,11 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from psro.errors import ConfigError, TrainingError
 from psro.rl.buffer import EpisodeBuffer
 from psro.rl.config import PPOConfig, Training
 from psro.rl.diversity import opponent_draws
 from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
+from psro.rl.response_training import RoundSchedule, check_trained, require_finite, warm_start
 from psro.rl.rollout import Rollouts
 
 
@@ -114,32 +114,6 @@ class _Collector:
         return taken
 
 
-class _Rounds:
-    """Calls a ``train_best_response`` round hook at the end of each round of the budget (a
-    batch's collection stops there) and passes the weights it returns to the rollouts."""
-
-    def __init__(self, rounds: tuple[int, Callable] | None, games: Rollouts, player: int,
-                 config: PPOConfig, meta: Callable[[], dict]):
-        self.count, self.hook = rounds if rounds else (0, None)
-        self.games, self.player, self.config, self.meta = games, player, config, meta
-        self.done = 0
-
-    def budget(self) -> int:
-        """Where the next batch's collection stops: the end of the current round (or of the
-        whole budget)."""
-        if self.done >= self.count:
-            return self.config.env_steps
-        return -(-(self.done + 1) * self.config.env_steps // self.count)
-
-    def after_update(self, net: ActorCritic, env_steps: int, final: bool = False) -> None:
-        """Call the hook when the current round's steps are spent (or training ended)."""
-        if self.done >= self.count or (env_steps < self.budget() and not final):
-            return
-        weights = self.hook(self.done, NeuralPolicy(self.player, net, self.meta()))
-        self.games.probs[1 - self.player] = np.asarray(weights, float) / np.sum(weights)
-        self.done += 1
-
-
 def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
     game, player, config, seed = t.game, t.player, t.config, t.seed
     opponents, init, metadata, joint, rounds = (t.opponents, t.init, t.metadata, t.joint,
@@ -151,7 +125,7 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                      self_play=config.self_play, joint=joint)
     net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden)
     if init is not None and config.warm_start:
-        _warm_start(net, init)
+        warm_start(net, init)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9) \
         if config.scale_returns else 1.0
@@ -163,7 +137,7 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                 "hidden": list(config.hidden), "ppo": config.to_dict(), "seed": seed,
                 "env_steps": learner.env_steps, "greedy": config.greedy, **(metadata or {})}
 
-    hooks = _Rounds(rounds, games, player, config, meta)
+    hooks = RoundSchedule(rounds, games, player, config, meta)
     diagnostics: list[dict] = []
     best_return, stale = -np.inf, 0
     start = time.perf_counter()
@@ -199,20 +173,9 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                 stale += 1
                 if stale >= config.plateau_patience:
                     break
-    _check_trained(diagnostics, config, player)
+    check_trained(diagnostics, config, player)
     hooks.after_update(net, learner.env_steps, final=True)
     return NeuralPolicy(player, net, meta()), diagnostics
-
-
-def _check_trained(diagnostics: list[dict], config: PPOConfig, player: int) -> None:
-    """A :class:`ConfigError` where the budget made no update (no episode ended within it):
-    the network would join the population as it started, untrained."""
-    if not diagnostics:
-        raise ConfigError(f"ppo.env_steps ({config.env_steps:,}) was spent before any episode "
-                          f"of player {player} ended, so its best response was never trained: "
-                          f"ppo.num_envs ({config.num_envs:,}) games take a step at once; give "
-                          f"env_steps at least num_envs times an episode's length, or fewer "
-                          f"num_envs")
 
 
 def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:
@@ -230,25 +193,6 @@ def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:
         running = delta + gamma * lam * running
         adv[t] = running
     return adv
-
-
-def _warm_start(net: ActorCritic, init: NeuralPolicy) -> None:
-    """Start ``net`` from the weights of ``init`` (the player's previous best response); a
-    :class:`TrainingError` where they are not finite."""
-    net.load_state_dict(init.net.state_dict())
-    _require_finite(net, where="the network it starts from (the warm start) has")
-
-
-def _require_finite(net: ActorCritic, stats: torch.Tensor | None = None,
-                    where: str = "its loss or weights are") -> None:
-    """:class:`TrainingError` where a weight of ``net`` (or a loss in ``stats``) is not
-    finite: such a network never becomes a member."""
-    if (stats is None or torch.isfinite(stats).all()) and \
-            all(torch.isfinite(p).all() for p in net.parameters()):
-        return
-    raise TrainingError(f"a PPO best response diverged: {where} values that are not finite "
-                        f"(a setting far out of scale, such as a huge diversity weight or "
-                        f"learning rate); the iterations before it are kept")
 
 
 def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng) -> dict:
@@ -290,7 +234,7 @@ def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng
                                              ((ratio - 1).abs() > config.clip).float().mean(),
                                              entropy, value_loss, policy_loss)))
     stats = torch.stack(measured)
-    _require_finite(net, stats)
+    require_finite(net, stats)
     kls, clipfracs, entropies, vlosses, plosses = stats.T.tolist()
     target = returns_t.numpy()
     var = np.var(target)

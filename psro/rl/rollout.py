@@ -49,20 +49,30 @@ class Rollouts:
 
     def draw(self, envs: np.ndarray) -> None:
         """Draw the members of every drawn seat for new episodes in ``envs``."""
+        drawn = self.drawn(len(envs))
+        for q, members in enumerate(self.seats):
+            if members is not None:
+                self.choice[envs, q] = drawn[:, q]
+
+    def drawn(self, count: int) -> np.ndarray:
+        """``count`` fresh draws, shape (count, num_players): a member index per drawn seat
+        (0 in the caller's seats)."""
+        out = np.zeros((count, self.vg.num_players), dtype=np.int64)
         rows = None
         if self.joint is not None:
-            rows = self.rng.choice(len(self.joint[1]), size=len(envs), p=self.joint[1])
+            rows = self.rng.choice(len(self.joint[1]), size=count, p=self.joint[1])
         for q, members in enumerate(self.seats):
             if members is None:
                 continue
             k = len(members)
             if rows is None:
-                drawn = self.rng.choice(k, size=len(envs), p=self.probs[q])
+                picked = self.rng.choice(k, size=count, p=self.probs[q])
             else:
-                drawn = self.joint[0][rows, q]
+                picked = self.joint[0][rows, q]
             if self.self_play > 0:
-                drawn = np.where(self.rng.random(len(envs)) < self.self_play, k - 1, drawn)
-            self.choice[envs, q] = drawn
+                picked = np.where(self.rng.random(count) < self.self_play, k - 1, picked)
+            out[:, q] = picked
+        return out
 
     def current_players(self) -> np.ndarray:
         """Player to move in each game (``TERMINAL`` for finished ones)."""
@@ -97,3 +107,53 @@ class Rollouts:
                 obs, mask = self.vg.tensors(idx, q, getattr(actor, "observes", True))
                 self.vg.step(idx, sample_actions(actor.action_probs(self.vg, idx, q, obs, mask),
                                                  self.rng))
+
+
+class GroupedRollouts(Rollouts):
+    """:class:`Rollouts` whose episodes come in groups of ``group_size`` G that share their
+    drawn members and their chance outcomes (GRPO's groups, :mod:`psro.rl.grpo`).
+
+    Environments ``gG .. gG+G-1`` form slot g; the k-th episode each of them plays belongs to
+    group ``(g, k)``, whose members and chance seed are drawn from ``rng`` when the first of them
+    starts it. Every episode of a group draws the same uniform numbers at its chance nodes
+    (:meth:`games.simulation.VectorGame.reset`), so all are dealt the same outcomes wherever
+    their chance nodes offer the same ones (always, in games whose chance outcomes do not depend
+    on the players' moves). The environments of a slot run on without waiting for each other.
+    :attr:`group` holds each environment's current group as one integer id."""
+
+    def __init__(self, game, seats: list[list | None], weights: list[np.ndarray | None],
+                 num_envs: int, rng: np.random.Generator, env_seed: int, group_size: int,
+                 self_play: float = 0.0,
+                 joint: tuple[np.ndarray, np.ndarray] | None = None):
+        if group_size < 1 or num_envs % group_size:
+            raise ValueError(f"group_size ({group_size}) must divide num_envs ({num_envs})")
+        super().__init__(game, seats, weights, num_envs, rng, env_seed, self_play, joint)
+        self.group_size = group_size
+        self.slots = num_envs // group_size
+        self.round = np.zeros(num_envs, dtype=np.int64)  # episodes each environment has begun
+        self.group = np.zeros(num_envs, dtype=np.int64)
+        self._open: dict[int, list] = {}  # group id -> [chance seed, draw row, starts left]
+        self.restart(np.arange(num_envs), np.zeros(num_envs, dtype=np.int64))
+
+    def restart(self, envs: np.ndarray, players: np.ndarray) -> None:
+        """Start each environment's next episode, in its next group."""
+        if not envs.size:
+            return
+        seeds = np.empty(len(envs), dtype=np.int64)
+        for n, i in enumerate(envs.tolist()):
+            gid = int(self.round[i]) * self.slots + i // self.group_size
+            entry = self._open.get(gid)
+            if entry is None:
+                entry = self._open[gid] = [int(self.rng.integers(0, 2**62)), self.drawn(1)[0],
+                                           self.group_size]
+            seeds[n] = entry[0]
+            for q, members in enumerate(self.seats):
+                if members is not None:
+                    self.choice[i, q] = entry[1][q]
+            entry[2] -= 1
+            if not entry[2]:
+                del self._open[gid]
+            self.group[i] = gid
+            self.round[i] += 1
+        self.vg.reset(envs, seeds)
+        players[envs] = [self.vg.states[i].current_player() for i in envs]

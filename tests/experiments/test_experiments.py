@@ -133,3 +133,30 @@ def test_anytime_rounds_benchmark_times_a_round_both_ways(tmp_path, capsys):
     assert "3 members of player 0" in out and "ratio:" in out
     assert "64 episodes: " in out and " s a round, 192 episodes," in out
     sys.modules.pop("bench_anytime_rounds", None)
+
+
+def test_grpo_benchmark_reads_a_suite_folder_and_pairs_the_oracles_by_seed(tmp_path, capsys):
+    """Two oracles and two seeds laid out as a suite writes them: the table's mean and the
+    paired differences are those of the runs' own last rows."""
+    import json
+
+    import psro
+
+    final = {}
+    for oracle in ("ppo", "grpo"):
+        for seed in (0, 1):
+            folder = tmp_path / "kuhn" / f"psro-{oracle}"
+            rows = psro.PSRO("kuhn_poker", oracle, "nash", seed=seed, out=folder / f"seed-{seed}",
+                             ppo={"env_steps": 1_000, "num_envs": 32}).run(iterations=1)
+            (folder / f"seed-{seed}.done.json").write_text(json.dumps({"iteration": 1}))
+            final[oracle, seed] = rows[-1]["exploitability"]
+    mod = importlib.import_module("bench_grpo")
+    assert mod.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    mean = (final["grpo", 0] + final["grpo", 1]) / 2
+    assert f"| kuhn | psro-grpo | 2 | {mean:.4f} +- " in out
+    gaps = [final["grpo", s] - final["ppo", s] for s in (0, 1)]
+    assert f"| kuhn | psro | 2 | {np.mean(gaps):.4f} +- " in out
+    assert ", ".join(f"{g:+.3f}" for g in gaps) in out
+    assert mod.main([str(tmp_path / "empty")]) == 2
+    sys.modules.pop("bench_grpo", None)
