@@ -11,7 +11,7 @@ part is seen; the processes backend runs the same code in workers). Iterations 0
 members) and 1 (whose first PPO run imports torch's optimiser machinery, about 3 s once per
 process) are left out. Each part is the cumulative time of the function that does it:
 
-- rollouts: ``_Collector.collect`` (the learner's and its opponents' moves, the network's
+- rollouts: ``Collector.collect`` (the learner's and its opponents' moves, the network's
   forward passes while acting, episode bookkeeping);
 - PPO updates: ``_ppo_update`` (advantages, minibatch forward and backward passes, Adam);
 - tabularisation: ``tabularise`` (a network's action probabilities at every information set,
@@ -43,7 +43,7 @@ from games.simulation import random_playout_rate
 from psro.cli.common import options
 
 PARTS = (
-    ("rollouts", "psro/rl/ppo.py", "collect"),
+    ("rollouts", "psro/rl/response_training.py", "collect"),
     ("PPO updates", "psro/rl/ppo.py", "_ppo_update"),
     ("tabularisation", "psro/extensive_form/policies.py", "tabularise"),
     ("payoff entries", "psro/evaluation/", "extend"),

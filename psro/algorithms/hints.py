@@ -23,8 +23,9 @@ def plain_psro_hint(run) -> str | None:
         return None
     if "trains" in oracles.get(config.oracle).capabilities:
         return ("hint: on two-player zero-sum games small enough to walk, --algorithm xdo "
-                "needs far fewer PPO best responses (Leduc: exploitability 0.002 after 140 s "
-                "with default options; psro 0.23 after 10 minutes); see docs/variants/xdo.md")
+                "needs far fewer trained best responses (PPO on Leduc: exploitability 0.002 "
+                "after 140 s with default options; psro 0.23 after 10 minutes); see "
+                "docs/variants/xdo.md")
     return ("hint: on two-player zero-sum games small enough to walk, --algorithm xdo reaches "
             "an exact equilibrium in far fewer iterations (exploitability 1e-3: Leduc 0.25 s, "
             "psro 32 s), and psro solve-tree GAME solves the whole game without a population "

@@ -22,16 +22,20 @@ minibatches, Adam with linear learning-rate decay and gradient-norm clipping are
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import torch
 
 from psro.errors import ConfigError
-from psro.rl.buffer import EpisodeBuffer
 from psro.rl.config import GRPOOptions, PPOConfig, Training
 from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
-from psro.rl.response_training import RoundSchedule, check_trained, require_finite, warm_start
+from psro.rl.response_training import (
+    Collector,
+    RoundSchedule,
+    require_finite,
+    training_loop,
+    warm_start,
+)
 from psro.rl.rollout import GroupedRollouts
 
 
@@ -56,67 +60,36 @@ def train_grpo(training: Training, options: GRPOOptions) -> tuple[NeuralPolicy, 
         return _train(training, options)
 
 
-class _GroupCollector:
+class _GroupCollector(Collector):
     """Plays the learner's seat in grouped rollouts; hands each group to the buffer once all
     its episodes have ended, with their group-relative advantages as their returns."""
 
     def __init__(self, games: GroupedRollouts, net: ActorCritic, player: int,
                  gen: torch.Generator):
-        self.games, self.net, self.player, self.gen = games, net, player, gen
-        self.buffer = EpisodeBuffer()
-        self.episode = np.arange(games.num_envs)  # current episode id of each environment
-        self.next_episode = games.num_envs
+        super().__init__(games, net, player, gen)
         self.waiting: dict[int, tuple[list, list]] = {}  # group -> (episodes, returns) ended
         self.ended_returns: list[float] = []  # returns of the groups completed since last read
         self.flat_groups = self.groups = 0
-        self.env_steps = self.learner_steps = 0
 
-    def collect(self, steps: int, budget: int) -> int:
-        """Step every game until ``steps`` learner decisions are collected or the env-step
-        ``budget`` is spent; returns the env steps taken."""
-        games, vg, player = self.games, self.games.vg, self.player
-        collected = taken = 0
-        while collected < steps and self.env_steps < budget:
-            players = games.current_players()
-            finished = games.finished(players)
-            if finished.size:
-                self._ended(finished, vg.returns(finished)[:, player])
-                self.episode[finished] = self.next_episode + np.arange(finished.size)
-                self.next_episode += finished.size
-                games.restart(finished, players)
-            learner = np.flatnonzero(players == player)
-            if learner.size:
-                obs, mask = vg.tensors(learner, player)
-                with torch.no_grad():
-                    logits = self.net.logits(torch.as_tensor(obs), torch.as_tensor(mask))
-                    actions = torch.multinomial(torch.softmax(logits, dim=-1), 1,
-                                                generator=self.gen).squeeze(1)
-                    logp = torch.log_softmax(logits, dim=-1).gather(
-                        1, actions[:, None])[:, 0].numpy()
-                acts = actions.numpy()
-                self.buffer.add(episode=self.episode[learner].copy(), obs=obs, mask=mask,
-                                action=acts, logp=logp, value=np.zeros(learner.size))
-                vg.step(learner, acts)
-                self.learner_steps += learner.size
-                collected += learner.size
-            games.play_members(players)
-            stepped = int((players >= 0).sum())
-            self.env_steps += stepped
-            taken += stepped
-        return taken
-
-    def _ended(self, envs: np.ndarray, returns: np.ndarray) -> None:
+    def episodes_ended(self, envs: np.ndarray, returns: np.ndarray) -> None:
+        """Keep each ended episode with its group; a group whose G episodes have all ended
+        goes to the buffer."""
         size = self.games.group_size
         for i, r in zip(envs.tolist(), returns.tolist(), strict=True):
-            episodes, rets = self.waiting.setdefault(int(self.games.group[i]), ([], []))
+            group = int(self.games.group[i])
+            episodes, rets = self.waiting.setdefault(group, ([], []))
             episodes.append(int(self.episode[i]))
             rets.append(r)
             if len(rets) == size:
-                del self.waiting[int(self.games.group[i])]
+                del self.waiting[group]
                 self.buffer.end(np.array(episodes), group_advantages(np.array(rets)))
                 self.ended_returns.extend(rets)
                 self.groups += 1
                 self.flat_groups += int(np.ptp(rets) == 0)
+
+    def values(self, obs: torch.Tensor) -> np.ndarray:
+        """No critic: zeros."""
+        return np.zeros(len(obs))
 
     def read_groups(self) -> tuple[float, int, int]:
         """Mean return, groups and flat groups (all returns equal) completed since the last
@@ -156,41 +129,13 @@ def _train(t: Training, options: GRPOOptions) -> tuple[NeuralPolicy, list[dict]]
                 "greedy": config.greedy, **(t.metadata or {})}
 
     hooks = RoundSchedule(t.rounds, games, player, config, meta)
-    diagnostics: list[dict] = []
-    best_return, stale = -np.inf, 0
-    start = time.perf_counter()
-    while learner.env_steps < config.env_steps:
-        batch_start = time.perf_counter()
-        used = learner.env_steps / config.env_steps
-        batch_env_steps = learner.collect(config.steps_per_update, hooks.budget())
-        collect_s = time.perf_counter() - batch_start
-        batch = learner.buffer.take_complete()
-        if batch is None:
-            hooks.after_update(net, learner.env_steps)
-            continue
-        lr = config.learning_rate * max(0.0, 1.0 - used)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+
+    def update(batch: dict) -> dict:
         stats = _grpo_update(net, reference, optimizer, batch, config, options.kl_coef, rng)
-        mean_return, groups, flat = learner.read_groups()
-        elapsed = time.perf_counter() - batch_start
-        stats.update(update=len(diagnostics) + 1, env_steps=learner.env_steps,
-                     learner_steps=learner.learner_steps, episodes=int(batch["last"].sum()),
-                     groups=groups, flat_groups=flat, mean_return=mean_return,
-                     learning_rate=lr, steps_per_s=batch_env_steps / max(elapsed, 1e-9),
-                     rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
-                     wall_s=time.perf_counter() - start)
-        diagnostics.append(stats)
-        hooks.after_update(net, learner.env_steps)
-        if config.plateau_patience:
-            if mean_return > best_return + config.plateau_tol:
-                best_return, stale = mean_return, 0
-            else:
-                stale += 1
-                if stale >= config.plateau_patience:
-                    break
-    check_trained(diagnostics, config, player)
-    hooks.after_update(net, learner.env_steps, final=True)
+        stats["mean_return"], stats["groups"], stats["flat_groups"] = learner.read_groups()
+        return stats
+
+    diagnostics = training_loop(learner, hooks, net, optimizer, config, player, update)
     return NeuralPolicy(player, net, meta()), diagnostics
 
 

@@ -13,17 +13,21 @@ epochs, Adam with linear learning-rate decay and gradient-norm clipping follow C
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
 
-from psro.rl.buffer import EpisodeBuffer
 from psro.rl.config import PPOConfig, Training
 from psro.rl.diversity import opponent_draws
 from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
-from psro.rl.response_training import RoundSchedule, check_trained, require_finite, warm_start
+from psro.rl.response_training import (
+    Collector,
+    RoundSchedule,
+    require_finite,
+    training_loop,
+    warm_start,
+)
 from psro.rl.rollout import Rollouts
 
 
@@ -61,59 +65,6 @@ def train(training: Training) -> tuple[NeuralPolicy, list[dict]]:
         return _train(training)
 
 
-class _Collector:
-    """Plays the learner's seat in the shared rollouts and fills the buffer, counting steps."""
-
-    def __init__(self, games: Rollouts, net: ActorCritic, player: int, scale: float,
-                 gen: torch.Generator, record_opponents: bool = False):
-        self.games, self.net, self.player, self.scale, self.gen = games, net, player, scale, gen
-        self.buffer = EpisodeBuffer()
-        self.episode = np.arange(games.num_envs)  # current episode id of each environment
-        self.next_episode = games.num_envs
-        self.opponent_of = {} if record_opponents else None  # episode id -> opponent member
-        self.env_steps = self.learner_steps = 0
-
-    def collect(self, steps: int, budget: int) -> int:
-        """Step every game until ``steps`` learner decisions are collected or the env-step
-        ``budget`` is spent; returns the env steps taken."""
-        games, vg, player = self.games, self.games.vg, self.player
-        collected = taken = 0
-        while collected < steps and self.env_steps < budget:
-            players = games.current_players()
-            finished = games.finished(players)
-            if finished.size:
-                self.buffer.end(self.episode[finished].copy(),
-                                vg.returns(finished)[:, player] / self.scale)
-                if self.opponent_of is not None:
-                    self.opponent_of.update(zip(self.episode[finished].tolist(), games.choice[
-                        finished, 1 - player].tolist(), strict=True))
-                self.episode[finished] = self.next_episode + np.arange(finished.size)
-                self.next_episode += finished.size
-                games.restart(finished, players)
-            learner = np.flatnonzero(players == player)
-            if learner.size:
-                obs, mask = vg.tensors(learner, player)
-                with torch.no_grad():
-                    obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
-                    logits = self.net.logits(obs_t, mask_t)
-                    values = self.net.value(obs_t).numpy()
-                    actions = torch.multinomial(torch.softmax(logits, dim=-1), 1,
-                                                generator=self.gen).squeeze(1)
-                    logp = torch.log_softmax(logits, dim=-1).gather(
-                        1, actions[:, None])[:, 0].numpy()
-                acts = actions.numpy()
-                self.buffer.add(episode=self.episode[learner].copy(), obs=obs, mask=mask,
-                                action=acts, logp=logp, value=values)
-                vg.step(learner, acts)
-                self.learner_steps += learner.size
-                collected += learner.size
-            games.play_members(players)
-            stepped = int((players >= 0).sum())
-            self.env_steps += stepped
-            taken += stepped
-        return taken
-
-
 def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
     game, player, config, seed = t.game, t.player, t.config, t.seed
     opponents, init, metadata, joint, rounds = (t.opponents, t.init, t.metadata, t.joint,
@@ -129,8 +80,8 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     scale = max(abs(game.max_utility()), abs(game.min_utility()), 1e-9) \
         if config.scale_returns else 1.0
-    learner = _Collector(games, net, player, scale, torch.Generator().manual_seed(seed),
-                         record_opponents=bool(diversity))
+    learner = Collector(games, net, player, torch.Generator().manual_seed(seed), scale,
+                        record_opponents=bool(diversity))
 
     def meta() -> dict:
         return {"obs_shape": list(games.vg.obs_shape), "num_actions": games.vg.num_actions,
@@ -138,43 +89,14 @@ def _train(t: Training) -> tuple[NeuralPolicy, list[dict]]:
                 "env_steps": learner.env_steps, "greedy": config.greedy, **(metadata or {})}
 
     hooks = RoundSchedule(rounds, games, player, config, meta)
-    diagnostics: list[dict] = []
-    best_return, stale = -np.inf, 0
-    start = time.perf_counter()
-    while learner.env_steps < config.env_steps:
-        batch_start = time.perf_counter()
-        used = learner.env_steps / config.env_steps  # budget fraction spent before this batch
-        batch_env_steps = learner.collect(config.steps_per_update, hooks.budget())
-        collect_s = time.perf_counter() - batch_start
-        batch = learner.buffer.take_complete()
-        if batch is None:
-            hooks.after_update(net, learner.env_steps)
-            continue
-        update = len(diagnostics) + 1
-        lr = config.learning_rate * max(0.0, 1.0 - used)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+
+    def update(batch: dict) -> dict:
         extra = diversity.reweight(batch, learner.opponent_of, scale) if diversity else {}
         stats = {**_ppo_update(net, optimizer, batch, config, rng), **extra}
-        mean_return = float(batch["episode_returns"].mean()) * scale
-        elapsed = time.perf_counter() - batch_start
-        stats.update(update=update, env_steps=learner.env_steps,
-                     learner_steps=learner.learner_steps, episodes=int(batch["last"].sum()),
-                     mean_return=mean_return, learning_rate=lr,
-                     steps_per_s=batch_env_steps / max(elapsed, 1e-9),
-                     rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
-                     wall_s=time.perf_counter() - start)
-        diagnostics.append(stats)
-        hooks.after_update(net, learner.env_steps)
-        if config.plateau_patience:
-            if mean_return > best_return + config.plateau_tol:
-                best_return, stale = mean_return, 0
-            else:
-                stale += 1
-                if stale >= config.plateau_patience:
-                    break
-    check_trained(diagnostics, config, player)
-    hooks.after_update(net, learner.env_steps, final=True)
+        stats["mean_return"] = float(batch["episode_returns"].mean()) * scale
+        return stats
+
+    diagnostics = training_loop(learner, hooks, net, optimizer, config, player, update)
     return NeuralPolicy(player, net, meta()), diagnostics
 
 

@@ -1,18 +1,130 @@
 """What the policy-gradient best responses (PPO, :mod:`psro.rl.ppo`; GRPO, :mod:`psro.rl.grpo`)
-share around their updates: the round schedule of a round hook, the warm start, and the checks
-that keep an untrained or diverged network out of the population."""
+share around their updates: the learner's play in the rollouts, the loop of collections and
+updates, the round schedule of a round hook, the warm start, and the checks that keep an
+untrained or diverged network out of the population."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
 
 from psro.errors import ConfigError, TrainingError
+from psro.rl.buffer import EpisodeBuffer
 from psro.rl.config import PPOConfig
 from psro.rl.networks import ActorCritic, NeuralPolicy
 from psro.rl.rollout import Rollouts
+
+
+class Collector:
+    """Plays the learner's seat in the shared rollouts and fills the buffer, counting steps.
+
+    An ended episode goes to the buffer with the learner's return over ``scale``
+    (:meth:`episodes_ended`; with ``record_opponents``, its opponent member is kept by episode
+    id in :attr:`opponent_of`), and each decision with the critic's value
+    (:meth:`values`). Subclasses change either."""
+
+    def __init__(self, games: Rollouts, net: ActorCritic, player: int, gen: torch.Generator,
+                 scale: float = 1.0, record_opponents: bool = False):
+        self.games, self.net, self.player, self.scale, self.gen = games, net, player, scale, gen
+        self.buffer = EpisodeBuffer()
+        self.episode = np.arange(games.num_envs)  # current episode id of each environment
+        self.next_episode = games.num_envs
+        self.opponent_of = {} if record_opponents else None  # episode id -> opponent member
+        self.env_steps = self.learner_steps = 0
+
+    def collect(self, steps: int, budget: int) -> int:
+        """Step every game until ``steps`` learner decisions are collected or the env-step
+        ``budget`` is spent; returns the env steps taken."""
+        games, vg, player = self.games, self.games.vg, self.player
+        collected = taken = 0
+        while collected < steps and self.env_steps < budget:
+            players = games.current_players()
+            finished = games.finished(players)
+            if finished.size:
+                self.episodes_ended(finished, vg.returns(finished)[:, player])
+                self.episode[finished] = self.next_episode + np.arange(finished.size)
+                self.next_episode += finished.size
+                games.restart(finished, players)
+            learner = np.flatnonzero(players == player)
+            if learner.size:
+                obs, mask = vg.tensors(learner, player)
+                with torch.no_grad():
+                    obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
+                    logits = self.net.logits(obs_t, mask_t)
+                    values = self.values(obs_t)
+                    actions = torch.multinomial(torch.softmax(logits, dim=-1), 1,
+                                                generator=self.gen).squeeze(1)
+                    logp = torch.log_softmax(logits, dim=-1).gather(
+                        1, actions[:, None])[:, 0].numpy()
+                acts = actions.numpy()
+                self.buffer.add(episode=self.episode[learner].copy(), obs=obs, mask=mask,
+                                action=acts, logp=logp, value=values)
+                vg.step(learner, acts)
+                self.learner_steps += learner.size
+                collected += learner.size
+            games.play_members(players)
+            stepped = int((players >= 0).sum())
+            self.env_steps += stepped
+            taken += stepped
+        return taken
+
+    def episodes_ended(self, envs: np.ndarray, returns: np.ndarray) -> None:
+        """The episodes now in ``envs`` ended with the learner's ``returns``."""
+        self.buffer.end(self.episode[envs].copy(), returns / self.scale)
+        if self.opponent_of is not None:
+            self.opponent_of.update(zip(self.episode[envs].tolist(), self.games.choice[
+                envs, 1 - self.player].tolist(), strict=True))
+
+    def values(self, obs: torch.Tensor) -> np.ndarray:
+        """What the buffer keeps as each decision's value: the critic's."""
+        return self.net.value(obs).numpy()
+
+
+def training_loop(learner: Collector, hooks: RoundSchedule, net: ActorCritic, optimizer,
+                  config: PPOConfig, player: int, update: Callable[[dict], dict]) -> list[dict]:
+    """Collect ``config.steps_per_update`` learner decisions (in complete episodes) and call
+    ``update(batch)`` (which returns its diagnostics, ``mean_return`` among them) until the
+    env-step budget is spent or the mean return plateaus; the learning rate falls linearly with
+    the fraction of the budget spent before each batch, and the round hook is called where
+    rounds end. Returns one diagnostics row per update; :class:`ConfigError` where no update
+    was made."""
+    diagnostics: list[dict] = []
+    best_return, stale = -np.inf, 0
+    start = time.perf_counter()
+    while learner.env_steps < config.env_steps:
+        batch_start = time.perf_counter()
+        used = learner.env_steps / config.env_steps  # budget fraction spent before this batch
+        batch_env_steps = learner.collect(config.steps_per_update, hooks.budget())
+        collect_s = time.perf_counter() - batch_start
+        batch = learner.buffer.take_complete()
+        if batch is None:
+            hooks.after_update(net, learner.env_steps)
+            continue
+        lr = config.learning_rate * max(0.0, 1.0 - used)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        stats = update(batch)
+        elapsed = time.perf_counter() - batch_start
+        stats.update(update=len(diagnostics) + 1, env_steps=learner.env_steps,
+                     learner_steps=learner.learner_steps, episodes=int(batch["last"].sum()),
+                     learning_rate=lr, steps_per_s=batch_env_steps / max(elapsed, 1e-9),
+                     rollout_steps_per_s=batch_env_steps / max(collect_s, 1e-9),
+                     wall_s=time.perf_counter() - start)
+        diagnostics.append(stats)
+        hooks.after_update(net, learner.env_steps)
+        if config.plateau_patience:
+            if stats["mean_return"] > best_return + config.plateau_tol:
+                best_return, stale = stats["mean_return"], 0
+            else:
+                stale += 1
+                if stale >= config.plateau_patience:
+                    break
+    check_trained(diagnostics, config, player)
+    hooks.after_update(net, learner.env_steps, final=True)
+    return diagnostics
 
 
 class RoundSchedule:

@@ -70,7 +70,7 @@ def test_the_xdo_hint_is_printed_only_for_psro_on_walked_two_player_zero_sum_gam
         return [line for line in capsys.readouterr().out.splitlines()
                 if line.startswith("hint: ")]
 
-    assert "needs far fewer PPO best responses" in hinted(
+    assert "needs far fewer trained best responses" in hinted(
         "--game", "kuhn_poker", "--oracle", "ppo", "--ppo", "env_steps=500", "--ppo",
         "num_envs=16")[0]
     assert "psro solve-tree GAME solves the whole game" in hinted("--game", "kuhn_poker")[0]

@@ -142,11 +142,11 @@ def test_every_variant_that_trains_runs_with_grpo(tmp_path, algorithm):
     assert rows[-1]["nash_conv"] == pytest.approx(reference, abs=1e-9)
 
 
-def test_a_grpo_run_records_its_options_and_repeats_its_numbers(tmp_path):
+def test_a_grpo_run_records_its_options_and_repeats_its_numbers_on_every_backend(tmp_path):
     config = psro.RunConfig(game="leduc_poker", oracle="grpo", ppo=SMALL, seed=3,
                             oracle_options={"kl_coef": 0.1})
     first = psro.PSRO(config=config, out=tmp_path / "a").run(2)
-    second = psro.PSRO(config=config).run(2)
+    second = psro.PSRO(config=config, backend="processes", workers=2).run(2)
     recorded = json.loads((tmp_path / "a" / "config.json").read_text())
     assert recorded["oracle"] == "grpo"
     assert recorded["oracle_options"] == {"group_size": 8, "kl_coef": 0.1}
