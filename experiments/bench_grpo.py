@@ -8,6 +8,12 @@ exact exploitability over the seeds (mean and 95% Student-t half-width), its env
 oracle's training throughput (env steps per second of its best responses' own clocks, from
 ``oracle_log.jsonl``) and the run's wall time; then, per algorithm, GRPO minus PPO paired by
 seed (the same seed gives both runs the same seeds of everything else).
+
+    python experiments/bench_grpo.py --response-gap leduc_poker liars_dice
+
+instead trains one best response of each oracle (default options, 60,000 env steps) against
+each of three fixed random policies of player 1 and prints how far its greedy member's value
+falls short of the exact best response's, and the seconds each took, side by side.
 """
 
 from __future__ import annotations
@@ -53,10 +59,52 @@ def _run(directory: Path) -> dict:
             "steps_per_s": steps / seconds if seconds else float("nan")}
 
 
+def response_gaps(spec: str, policies: int = 3, env_steps: int = 60_000) -> None:
+    """Print, per fixed random policy of player 1, each oracle's gap to the exact best
+    response of player 0 and its training seconds."""
+    import time
+
+    import pyspiel
+
+    from psro.evaluation.exploitability import game_tree
+    from psro.extensive_form.policies import TabularPolicy, tabularise
+    from psro.rl.config import GRPOOptions, PPOConfig, Training
+    from psro.rl.grpo import train_grpo
+    from psro.rl.ppo import train
+
+    game, tree = pyspiel.load_game(spec), game_tree(spec)
+    legal = tree.uniform_policy(1) > 0
+    for seed in range(policies):
+        weights = np.random.default_rng(seed).uniform(0.1, 1, legal.shape) * legal
+        opponent = TabularPolicy(1, weights / weights.sum(axis=1, keepdims=True))
+        plan = opponent.realization_plan(tree)
+        _, best = tree.best_response(0, [None, plan])
+        shown = []
+        for name, trainer in (("ppo", train), ("grpo", lambda t: train_grpo(t, GRPOOptions()))):
+            training = Training(game, 0, [None, [opponent.actor(tree)]], [None, np.ones(1)],
+                                PPOConfig(env_steps=env_steps), seed=seed)
+            start = time.perf_counter()
+            network, _ = trainer(training)
+            seconds = time.perf_counter() - start
+            value = tree.expected_returns([tabularise(tree, network, 0).realization_plan(tree),
+                                           plan])[0]
+            shown.append(f"{name} gap {best - value:.4f} in {seconds:.1f} s")
+        print(f"{spec}, policy {seed}: " + ", ".join(shown), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, help="the suite folder (psro bench --out)")
+    parser.add_argument("folder", type=Path, nargs="?", help="the suite folder (psro bench --out)")
+    parser.add_argument("--response-gap", nargs="+", metavar="GAME",
+                        help="instead: each oracle's gap to the exact best response against "
+                             "fixed random policies of these walkable games")
     args = parser.parse_args(argv)
+    if args.response_gap:
+        for spec in args.response_gap:
+            response_gaps(spec)
+        return 0
+    if args.folder is None:
+        parser.error("give the suite folder, or --response-gap GAME")
     found: dict[str, dict[str, dict[int, dict]]] = {}
     for done in sorted(args.folder.glob("*/*/seed-*.done.json")):
         game, method = done.parent.parent.name, done.parent.name
