@@ -103,6 +103,8 @@ def build_parts(config: RunConfig, resumed: bool = False) -> Parts:
     backend = make_backend(config.backend, config.workers, config.ray_address)
     meta_solver = _meta_solver(config, entry.meta_solver)
     game = games.load(config.game)
+    if oracle_entry.game_check is not None:  # before the walk
+        oracle_entry.game_check(game)
     if meta_solver is not None and game.num_players >= 2:  # before the walk (seconds)
         _check_meta_solver(config, meta_solver, game.num_players)
     context = GameContext.build(config, oracle_entry.turn_based, game)

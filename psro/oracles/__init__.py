@@ -67,12 +67,15 @@ class OracleEntry:
     their turn-based version (as batched rollouts do); the RunConfig fields it reads
     (``settings``: a setting no part of a run reads is refused, not silently dropped); and
     what it can do (``capabilities``, keys of :data:`CAPABILITIES`), from which every refusal
-    of an algorithm that needs more is derived."""
+    of an algorithm that needs more is derived; and ``game_check(game)``, which raises
+    :class:`ConfigError` for a loaded :class:`games.Game` it cannot play, before the game is
+    walked (None: it plays any)."""
 
     factory: OracleFactory
     turn_based: bool = False
     settings: tuple[str, ...] = ("oracle_options", "seed")
     capabilities: frozenset[str] = frozenset()
+    game_check: Callable | None = None
 
 
 def _exact(context: GameContext) -> Oracle:
@@ -95,20 +98,23 @@ _ORACLES: dict[str, OracleEntry] = {
                                                "correlated", "diversity"})),
     "grpo": OracleEntry(_grpo, turn_based=True, settings=("ppo", "oracle_options", "seed"),
                         capabilities=frozenset({"targets", "trains", "round_hook",
-                                                "correlated"})),
+                                                "correlated"}),
+                        game_check=GRPOOracle.check_game),
 }
 
 
 def register(name: str, factory: OracleFactory, *, turn_based: bool = False,
              settings: tuple[str, ...] = ("oracle_options", "seed"),
-             capabilities: tuple[str, ...] = ()) -> None:
+             capabilities: tuple[str, ...] = (), game_check: Callable | None = None) -> None:
     """Make ``factory(context) -> Oracle`` available as oracle ``name``. ``turn_based``: the
     oracle plays simultaneous-move games through their turn-based version; ``settings``: the
     RunConfig fields it reads (``oracle_options``, checked by the factory, and ``seed``; add
     ``"ppo"`` if it reads the PPO table, leave ``"seed"`` out if it is deterministic);
     ``capabilities``: what it can do beyond one best response per player against the
     meta-strategy (keys of :data:`CAPABILITIES`; ``"targets"`` needs the targeted pair of
-    methods). Registering a taken name, or an unknown capability, is a :class:`ConfigError`."""
+    methods); ``game_check(game)``: raises :class:`ConfigError` for a loaded game the oracle
+    cannot play, before it is walked. Registering a taken name, or an unknown capability, is a
+    :class:`ConfigError`."""
     if not isinstance(name, str) or not name:
         raise ConfigError(f"an oracle name must be a non-empty string; got {name!r}")
     if name in _ORACLES:
@@ -117,7 +123,8 @@ def register(name: str, factory: OracleFactory, *, turn_based: bool = False,
     if unknown:
         raise ConfigError(f"unknown oracle capability {unknown[0]!r}; accepted: "
                           f"{', '.join(CAPABILITIES)}")
-    _ORACLES[name] = OracleEntry(factory, turn_based, tuple(settings), frozenset(capabilities))
+    _ORACLES[name] = OracleEntry(factory, turn_based, tuple(settings), frozenset(capabilities),
+                                 game_check)
 
 
 def names() -> tuple[str, ...]:

@@ -60,12 +60,19 @@ class GRPOOracle(PPOOracle):
                               f"has none (its advantages are group-relative returns); leave "
                               f"{', '.join('ppo.' + k for k in PPO_CRITIC_OPTIONS)} unset")
         options = GRPOOptions.from_dict(config.oracle_options).validate(ppo)
-        kind = context.game.pyspiel_game.get_type()
-        if kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
-            raise ConfigError(f"the grpo oracle cannot play {config.game}: its chance outcomes "
-                              f"are sampled by the game itself, so a group of episodes cannot "
-                              f"share them; use the ppo oracle")
+        cls.check_game(context.game)
         return cls(context.play_game, context.tree, ppo, config.seed, options)
+
+    @staticmethod
+    def check_game(game) -> None:
+        """:class:`ConfigError` for a game (a loaded :class:`games.Game`) whose chance outcomes
+        a group cannot share: a sampled-stochastic game draws them from a generator of its
+        own."""
+        kind = game.pyspiel_game.get_type()
+        if kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+            raise ConfigError(f"the grpo oracle cannot play {game.pyspiel_game}: its chance "
+                              f"outcomes are sampled by the game itself, so a group of episodes "
+                              f"cannot share them; use the ppo oracle")
 
     def recorded_options(self) -> dict:
         """Every GRPO option with its value (written into the run's config)."""
