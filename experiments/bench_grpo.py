@@ -4,7 +4,8 @@
     python experiments/bench_grpo.py runs/bench-grpo
 
 For every game and method of the folder (methods labelled "ALGORITHM, ORACLE"): the final
-exact exploitability over the seeds (mean and 95% Student-t half-width), its env steps, the
+exploitability over the seeds (exact: on the walked tree, or the suite's measurement by a
+compiled kernel on the large tier) (mean and 95% Student-t half-width), its env steps, the
 oracle's training throughput (env steps per second of its best responses' own clocks, from
 ``oracle_log.jsonl``) and the run's wall time; then, per algorithm, GRPO minus PPO paired by
 seed (the same seed gives both runs the same seeds of everything else).
@@ -37,13 +38,12 @@ def _mean_interval(values: list[float]) -> str:
 
 
 def _run(directory: Path) -> dict:
-    rows = [json.loads(line) for line in (directory / "metrics.jsonl").read_text().splitlines()] \
-        if (directory / "metrics.jsonl").exists() else None
-    if rows is None:
-        import psro
+    import psro
 
-        rows = psro.load_run(directory).metrics
-    last = rows[-1]
+    last = psro.load_run(directory).metrics[-1]
+    shared = directory.with_name(f"{directory.name}.bound.json")  # large tier: the suite's
+    if shared.exists():
+        last = {**last, "exploitability": json.loads(shared.read_text())["exploitability"]}
     steps = seconds = 0.0
     responses: dict[tuple, dict] = {}
     log = directory / "oracle_log.jsonl"

@@ -76,15 +76,22 @@ def _bound_half_width(bound: dict) -> float:
     return float(Z95 * math.sqrt(sum(e * e for e in errors)) / len(errors))
 
 
-def _inseparable(game: str, found: dict[str, tuple[float, float]]) -> str | None:
-    """A note where no two methods' bounds of ``game`` lie apart by more than their 95%
-    half-widths (``found``: method -> (mean, half-width)): such numbers cannot rank them."""
+def _inseparable(game: str, found: dict[str, tuple[float, float]],
+                 exact: bool = False) -> str | None:
+    """A note where no two methods' values of ``game`` lie apart by more than their 95%
+    half-widths (``found``: method -> (mean, half-width)): such numbers cannot rank them.
+    ``exact``: every value is a compiled kernel's exact exploitability, not a lower bound."""
     pairs = [(a, b) for a in found for b in found if a < b]
     if not pairs or any(abs(found[a][0] - found[b][0]) > found[a][1] + found[b][1]
                         for a, b in pairs if not math.isnan(found[a][1] + found[b][1])):
         return None
     widest = max(h for _, h in found.values() if not math.isnan(h)) \
         if any(not math.isnan(h) for _, h in found.values()) else math.nan
+    if exact:
+        return (f"**{game}: the methods are not separated.** Every two methods' exact "
+                f"exploitabilities lie within their 95% intervals over the seeds of each other "
+                f"(half-widths up to {widest:.2g}), so neither the values, the figure nor an Elo "
+                f"ranking built beside them tells the methods apart here: more seeds would.")
     return (f"**{game}: the methods are not separated.** Every two methods' lower bounds lie "
             f"within their 95% intervals of each other (half-widths up to {widest:.2g}), so "
             f"neither the bounds, the figure nor an Elo ranking built beside them tells the "
@@ -121,4 +128,5 @@ def large_tier(out: Path, game: dict, labels: list[str], rows: list, panels: lis
         panels.append((game["label"], curves))
     if duel:
         h2h += table_rows(game["label"], duel)
-    return _inseparable(game["label"], found)
+    return _inseparable(game["label"], found,
+                        exact=bool(curves) and not any(c[2] for c in curves))

@@ -47,7 +47,7 @@ COLUMN_NOTES = (
     "ends at or after it); the figure's curves end there too, each run holding its final "
     "value. Large tier: the mean of the values measured at each run's end: lower bounds with "
     "the game's shared best-response budget, or exact where a compiled kernel measures the "
-    "game (liar's dice).",
+    "game (liar's dice, phantom tic-tac-toe, dark hex: psro.kernels.kernel_for).",
     "- *env steps*: large tier, the mean env steps a run took.",
     "- *time to threshold*: the mean wall time at which the runs that reached a threshold "
     "first measured an exploitability at or below it (how many of the runs did), whether "

@@ -675,6 +675,9 @@ def test_a_large_tier_whose_bounds_overlap_says_it_cannot_rank_the_methods():
     assert "half-widths up to 0.08" in note
     assert _inseparable("Phantom", {**overlapping, "psro": (0.05, 0.01)}) is None
     assert _inseparable("Phantom", {"psro": (0.3, 0.1)}) is None  # one method: nothing to rank
+    exact = _inseparable("Phantom", overlapping, exact=True)  # a kernel's values: no bound
+    assert "exact exploitabilities lie within" in exact and "lower bound" not in exact
+    assert "best-response budget" not in exact
 
 
 def test_every_method_of_a_suite_has_its_own_colour():
