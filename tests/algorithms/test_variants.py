@@ -141,7 +141,7 @@ def test_variants_run_with_ppo(algorithm, tmp_path):
     (["--algorithm", "pipeline"], "algorithm 'pipeline' needs an oracle that trains its best "
                                   "responses in environment steps (warm starts, budgets, "
                                   "plateaus) (it trains learners in chunks until they plateau)"
-                                  "; oracle 'exact' does not (oracles that do: ppo)"),
+                                  "; oracle 'exact' does not (oracles that do: ppo, grpo)"),
     (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "0"],
      "pipeline_width must be an integer from 1 to 64; got 0"),
     (["--algorithm", "pipeline", "--oracle", "ppo", "--pipeline-width", "100000"],
