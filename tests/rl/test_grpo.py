@@ -151,6 +151,9 @@ def test_a_grpo_run_records_its_options_and_repeats_its_numbers_on_every_backend
     assert recorded["oracle"] == "grpo"
     assert recorded["oracle_options"] == {"group_size": 8, "kl_coef": 0.1}
     assert [r["exploitability"] for r in first] == [r["exploitability"] for r in second]
+    resumed = psro.PSRO.resume(tmp_path / "a").run(3)  # a third iteration after a stop
+    assert resumed[:3] == first and resumed[-1]["exploitability"] == \
+        psro.PSRO(config=config).run(3)[-1]["exploitability"]
 
 
 @pytest.mark.parametrize("overrides, message", [
