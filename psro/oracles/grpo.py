@@ -8,7 +8,7 @@ import pyspiel
 from psro.backends.base import Task
 from psro.context import GameContext
 from psro.errors import ConfigError
-from psro.oracles.ppo import PPOOracle
+from psro.oracles.ppo import PPOOracle, trained_in_rounds
 from psro.oracles.spec import RoundHook
 from psro.rl.config import PPO_CRITIC_OPTIONS, GRPOOptions, PPOConfig, Training
 
@@ -16,17 +16,9 @@ from psro.rl.config import PPO_CRITIC_OPTIONS, GRPOOptions, PPOConfig, Training
 def grpo_best_response(training: Training, options: GRPOOptions, hook: RoundHook | None = None):
     """A pure task: :func:`psro.rl.grpo.train_grpo` (imported in the worker) of ``training``,
     in rounds where a :class:`~psro.oracles.spec.RoundHook` is given."""
-    import dataclasses
-
     from psro.rl.grpo import train_grpo
 
-    if hook is None:
-        return train_grpo(training, options)
-    observer = hook.observer(training, hook.options)
-    network, diagnostics = train_grpo(dataclasses.replace(
-        training, rounds=(hook.rounds, observer.after_round)), options)
-    network.metadata.update(observer.metadata())
-    return network, diagnostics
+    return trained_in_rounds(lambda t: train_grpo(t, options), training, hook)
 
 
 class GRPOOracle(PPOOracle):
@@ -48,9 +40,8 @@ class GRPOOracle(PPOOracle):
     def build(cls, context: GameContext) -> GRPOOracle:
         """The registry's factory: the run's ``oracle_options`` and ``ppo`` table. A
         :class:`ConfigError` for a bad or unknown option, a critic option set in the ``ppo``
-        table, a ``group_size`` that does not divide ``ppo.num_envs``, and a game whose chance
-        outcomes a group cannot share (sampled-stochastic games draw them from a generator of
-        their own)."""
+        table, and a ``group_size`` that does not divide ``ppo.num_envs`` (the game is checked
+        before the walk, by :meth:`check_game`)."""
         config = context.config
         ppo = PPOConfig.from_dict(config.ppo)
         defaults = PPOConfig()
@@ -60,7 +51,6 @@ class GRPOOracle(PPOOracle):
                               f"has none (its advantages are group-relative returns); leave "
                               f"{', '.join('ppo.' + k for k in PPO_CRITIC_OPTIONS)} unset")
         options = GRPOOptions.from_dict(config.oracle_options).validate(ppo)
-        cls.check_game(context.game)
         return cls(context.play_game, context.tree, ppo, config.seed, options)
 
     @staticmethod

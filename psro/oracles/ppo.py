@@ -23,6 +23,12 @@ def ppo_best_response(training: Training, hook: RoundHook | None = None):
     its metadata added to the network's)."""
     from psro.rl.ppo import train
 
+    return trained_in_rounds(train, training, hook)
+
+
+def trained_in_rounds(train, training: Training, hook: RoundHook | None = None):
+    """``train(training)``, in the rounds of ``hook`` where one is given (its observer built
+    here, its metadata added to the network's): what every trained oracle's task does."""
     if hook is None:
         return train(training)
     observer = hook.observer(training, hook.options)

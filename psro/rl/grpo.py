@@ -118,7 +118,7 @@ def _train(t: Training, options: GRPOOptions) -> tuple[NeuralPolicy, list[dict]]
     net = ActorCritic(games.vg.obs_size, games.vg.num_actions, config.hidden, critic=False)
     if t.init is not None and config.warm_start:
         warm_start(net, t.init)
-    reference = copy.deepcopy(net.actor).requires_grad_(False)
+    reference = copy.deepcopy(net).requires_grad_(False)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate, eps=1e-5)
     learner = _GroupCollector(games, net, player, torch.Generator().manual_seed(seed))
 
@@ -139,7 +139,7 @@ def _train(t: Training, options: GRPOOptions) -> tuple[NeuralPolicy, list[dict]]
     return NeuralPolicy(player, net, meta()), diagnostics
 
 
-def _grpo_update(net: ActorCritic, reference: torch.nn.Module, optimizer, batch: dict,
+def _grpo_update(net: ActorCritic, reference: ActorCritic, optimizer, batch: dict,
                  config: PPOConfig, kl_coef: float, rng: np.random.Generator) -> dict:
     """Epochs of minibatch steps on one batch of complete groups (``batch["reward"]`` holds
     each episode's advantage at its last decision; every decision of the episode gets it)."""
@@ -150,8 +150,8 @@ def _grpo_update(net: ActorCritic, reference: torch.nn.Module, optimizer, batch:
     act_t = torch.as_tensor(batch["action"])
     old_logp_t = torch.as_tensor(batch["logp"], dtype=torch.float32)
     with torch.no_grad():
-        ref_logp_t = torch.log_softmax(reference(obs_t).masked_fill(~mask_t, float("-inf")),
-                                       dim=-1).gather(1, act_t[:, None])[:, 0]
+        ref_logp_t = torch.log_softmax(reference.logits(obs_t, mask_t), dim=-1).gather(
+            1, act_t[:, None])[:, 0]
     size = len(act_t)
     mb = max(1, size // config.minibatches)
     params = list(net.parameters())
