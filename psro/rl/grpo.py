@@ -32,7 +32,7 @@ from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
 from psro.rl.response_training import (
     Collector,
     RoundSchedule,
-    require_finite,
+    clipped_policy_epochs,
     training_loop,
     warm_start,
 )
@@ -146,43 +146,18 @@ def _grpo_update(net: ActorCritic, reference: ActorCritic, optimizer, batch: dic
     last = batch["last"]
     index = np.concatenate(([0], np.cumsum(last[:-1])))  # episode number of each decision
     adv_t = torch.as_tensor(batch["reward"][last][index], dtype=torch.float32)
-    obs_t, mask_t = torch.as_tensor(batch["obs"]), torch.as_tensor(batch["mask"])
-    act_t = torch.as_tensor(batch["action"])
-    old_logp_t = torch.as_tensor(batch["logp"], dtype=torch.float32)
     with torch.no_grad():
-        ref_logp_t = torch.log_softmax(reference.logits(obs_t, mask_t), dim=-1).gather(
-            1, act_t[:, None])[:, 0]
-    size = len(act_t)
-    mb = max(1, size // config.minibatches)
-    params = list(net.parameters())
-    measured = []  # per minibatch: approx KL, clip fraction, entropy, KL to reference, loss
-    for _ in range(config.epochs):
-        order = rng.permutation(size)
-        for s in range(0, size, mb):
-            b = torch.as_tensor(order[s:s + mb])
-            obs, mask = obs_t[b], mask_t[b]
-            logp_all = torch.log_softmax(net.logits(obs, mask), dim=-1)
-            logp = logp_all.gather(1, act_t[b][:, None])[:, 0]
-            entropy = -(logp_all.exp() * torch.where(mask, logp_all, 0.0)).sum(-1).mean()
-            log_ratio = logp - old_logp_t[b]
-            ratio = log_ratio.exp()
-            a = adv_t[b]
-            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - config.clip, 1 + config.clip))
-            policy_loss = pg.mean()
-            ref_gap = ref_logp_t[b] - logp
-            kl_ref = (ref_gap.exp() - ref_gap - 1).mean()
-            loss = policy_loss + kl_coef * kl_ref - config.entropy_coef * entropy
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-            optimizer.step()
-            with torch.no_grad():
-                measured.append(torch.stack((((ratio - 1) - log_ratio).mean(),
-                                             ((ratio - 1).abs() > config.clip).float().mean(),
-                                             entropy, kl_ref, policy_loss)))
-    stats = torch.stack(measured)
-    require_finite(net, stats, method="GRPO")
-    kls, clipfracs, entropies, kl_refs, plosses = stats.T.tolist()
+        ref_logp_t = torch.log_softmax(reference.logits(
+            torch.as_tensor(batch["obs"]), torch.as_tensor(batch["mask"])), dim=-1).gather(
+            1, torch.as_tensor(batch["action"])[:, None])[:, 0]
+
+    def loss(b, obs, logp, policy_loss, entropy):
+        ref_gap = ref_logp_t[b] - logp
+        kl_ref = (ref_gap.exp() - ref_gap - 1).mean()
+        return policy_loss + kl_coef * kl_ref - config.entropy_coef * entropy, kl_ref
+
+    kls, clipfracs, entropies, kl_refs, plosses = clipped_policy_epochs(
+        net, optimizer, batch, adv_t, config, rng, loss, normalise=False, method="GRPO")
     return {"approx_kl": float(np.mean(kls)), "clip_fraction": float(np.mean(clipfracs)),
             "entropy": float(np.mean(entropies)), "kl_reference": float(np.mean(kl_refs)),
             "policy_loss": float(np.mean(plosses))}

@@ -24,7 +24,7 @@ from psro.rl.networks import ActorCritic, NeuralPolicy, one_thread
 from psro.rl.response_training import (
     Collector,
     RoundSchedule,
-    require_finite,
+    clipped_policy_epochs,
     training_loop,
     warm_start,
 )
@@ -120,44 +120,16 @@ def _gae(batch: dict, gamma: float, lam: float) -> np.ndarray:
 def _ppo_update(net: ActorCritic, optimizer, batch: dict, config: PPOConfig, rng) -> dict:
     adv_np = _gae(batch, config.gamma, config.gae_lambda)
     values_np = batch["value"].astype(np.float64)
-    obs_t = torch.as_tensor(batch["obs"])
-    mask_t = torch.as_tensor(batch["mask"])
-    act_t = torch.as_tensor(batch["action"])
-    old_logp_t = torch.as_tensor(batch["logp"], dtype=torch.float32)
     returns_t = torch.as_tensor(adv_np + values_np, dtype=torch.float32)
-    adv_t = torch.as_tensor(adv_np, dtype=torch.float32)
-    size = len(act_t)
-    mb = max(1, size // config.minibatches)
-    params = list(net.parameters())
-    measured = []  # per minibatch: approx KL, clip fraction, entropy, value and policy losses
-    for _ in range(config.epochs):
-        order = rng.permutation(size)
-        for s in range(0, size, mb):
-            b = torch.as_tensor(order[s:s + mb])
-            obs, mask, old_logp = obs_t[b], mask_t[b], old_logp_t[b]
-            logp_all = torch.log_softmax(net.logits(obs, mask), dim=-1)
-            logp = logp_all.gather(1, act_t[b][:, None])[:, 0]
-            entropy = -(logp_all.exp() * torch.where(mask, logp_all, 0.0)).sum(-1).mean()
-            log_ratio = logp - old_logp
-            ratio = log_ratio.exp()
-            a = adv_t[b]
-            if len(b) > 1:
-                a = (a - a.mean()) / (a.std() + 1e-8)
-            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - config.clip, 1 + config.clip))
-            policy_loss = pg.mean()
-            value_loss = 0.5 * ((net.value(obs) - returns_t[b]) ** 2).mean()
-            loss = policy_loss - config.entropy_coef * entropy + config.value_coef * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-            optimizer.step()
-            with torch.no_grad():  # read once after the epochs, not one sync per number
-                measured.append(torch.stack((((ratio - 1) - log_ratio).mean(),
-                                             ((ratio - 1).abs() > config.clip).float().mean(),
-                                             entropy, value_loss, policy_loss)))
-    stats = torch.stack(measured)
-    require_finite(net, stats)
-    kls, clipfracs, entropies, vlosses, plosses = stats.T.tolist()
+
+    def loss(b, obs, logp, policy_loss, entropy):
+        value_loss = 0.5 * ((net.value(obs) - returns_t[b]) ** 2).mean()
+        return (policy_loss - config.entropy_coef * entropy + config.value_coef * value_loss,
+                value_loss)
+
+    kls, clipfracs, entropies, vlosses, plosses = clipped_policy_epochs(
+        net, optimizer, batch, torch.as_tensor(adv_np, dtype=torch.float32), config, rng, loss,
+        normalise=True, method="PPO")
     target = returns_t.numpy()
     var = np.var(target)
     explained = float("nan") if var == 0 else float(1 - np.var(target - values_np) / var)

@@ -176,6 +176,60 @@ def warm_start(net: ActorCritic, init: NeuralPolicy) -> None:
     require_finite(net, where="the network it starts from (the warm start) has")
 
 
+LossFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
+                  tuple[torch.Tensor, torch.Tensor]]
+"""``loss(b, obs, logp, policy_loss, entropy) -> (loss, extra)``: a method's loss on the
+minibatch ``b`` (indices into the batch) from its clipped policy loss and entropy, and one
+number of its own to record (PPO: the value loss; GRPO: the KL divergence to the reference)."""
+
+
+def clipped_policy_epochs(net: ActorCritic, optimizer, batch: dict, advantages: torch.Tensor,
+                          config: PPOConfig, rng: np.random.Generator, loss: LossFn,
+                          normalise: bool, method: str) -> list[list[float]]:
+    """``config.epochs`` passes over one batch in ``config.minibatches`` shuffled minibatches,
+    each a step of ``optimizer`` on ``loss`` built from PPO's clipped surrogate: the ratio of
+    the new to the old probability (``batch["logp"]``) of each action, clipped to 1 +- clip,
+    times the decision's advantage (normalised within the minibatch where ``normalise``), with
+    the gradient's norm clipped to ``max_grad_norm``. Returns, per minibatch, the approximate
+    KL divergence to the old policy, the clipped fraction, the entropy, the loss's own number
+    and the policy loss, as five lists; :class:`TrainingError` (naming ``method``) where a loss
+    or weight is not finite."""
+    obs_t, mask_t = torch.as_tensor(batch["obs"]), torch.as_tensor(batch["mask"])
+    act_t = torch.as_tensor(batch["action"])
+    old_logp_t = torch.as_tensor(batch["logp"], dtype=torch.float32)
+    size = len(act_t)
+    mb = max(1, size // config.minibatches)
+    params = list(net.parameters())
+    measured = []
+    for _ in range(config.epochs):
+        order = rng.permutation(size)
+        for s in range(0, size, mb):
+            b = torch.as_tensor(order[s:s + mb])
+            obs, mask = obs_t[b], mask_t[b]
+            logp_all = torch.log_softmax(net.logits(obs, mask), dim=-1)
+            logp = logp_all.gather(1, act_t[b][:, None])[:, 0]
+            entropy = -(logp_all.exp() * torch.where(mask, logp_all, 0.0)).sum(-1).mean()
+            log_ratio = logp - old_logp_t[b]
+            ratio = log_ratio.exp()
+            a = advantages[b]
+            if normalise and len(b) > 1:
+                a = (a - a.mean()) / (a.std() + 1e-8)
+            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - config.clip, 1 + config.clip))
+            policy_loss = pg.mean()
+            total, extra = loss(b, obs, logp, policy_loss, entropy)
+            optimizer.zero_grad()
+            total.backward()
+            torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():  # read once after the epochs, not one sync per number
+                measured.append(torch.stack((((ratio - 1) - log_ratio).mean(),
+                                             ((ratio - 1).abs() > config.clip).float().mean(),
+                                             entropy, extra, policy_loss)))
+    stats = torch.stack(measured)
+    require_finite(net, stats, method=method)
+    return stats.T.tolist()
+
+
 def require_finite(net: ActorCritic, stats: torch.Tensor | None = None,
                    where: str = "its loss or weights are", method: str = "PPO") -> None:
     """:class:`TrainingError` where a weight of ``net`` (or a loss in ``stats``) is not
