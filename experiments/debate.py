@@ -22,6 +22,10 @@ claims the true label, player 1 a wrong one of its choice), in one run:
 
 Every figure is the mean over seeds with its 95% Student-t interval. Writes one run directory
 per (K, method, seed) (resumable), ``results.json``, ``results.md`` and ``debate.png``.
+
+``--judges`` runs the judge comparison instead (:mod:`debate_judges`): the fixed judge
+against judges retrained during the run on their own verdicts, with and without anchors of
+true labels (``--anchors``), over ``--iterations`` PSRO iterations, ``--jobs`` at a time.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import argparse
 import json
 from pathlib import Path
 
+import debate_judges
 import numpy as np
 from common import run_all
 
@@ -184,7 +189,20 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default="runs/debate")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 4x4 images, 10 of them, K = 2, two seeds")
+    judging = parser.add_argument_group("the judge comparison (--judges)")
+    judging.add_argument("--judges", action="store_true",
+                         help="compare the fixed judge with self-rewarding judges (K: the "
+                              "first --reveals; default out runs/debate-judges)")
+    judging.add_argument("--anchors", type=float, nargs="+", default=[0.1, 0.3],
+                         help="fractions of true labels among a learning judge's labels")
+    judging.add_argument("--iterations", type=int, default=15, help="PSRO iterations a run")
+    judging.add_argument("--judge-debates", type=int, default=2048,
+                         help="debates played before the judge each iteration")
+    judging.add_argument("--jobs", type=int, default=1, help="runs at a time (processes)")
     args = parser.parse_args(argv)
+    if args.judges:
+        judge_comparison(parser, args)
+        return
     out = Path(args.out)
     size, images = (4, 10) if args.quick else (8, 0)
     reveals = [2] if args.quick else args.reveals
@@ -208,6 +226,28 @@ def main(argv=None) -> None:
     (out / "results.md").write_text("\n".join(table(results)) + "\n")
     figure(results, out / "debate.png")
     print(f"figure: {out / 'debate.png'}; table: {out / 'results.md'}")
+
+
+def judge_comparison(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--judges``: the judge comparison (:mod:`debate_judges`), its settings checked."""
+    if not all(0 < a <= 1 for a in args.anchors):
+        parser.error(f"--anchors must be fractions in (0, 1]; got {args.anchors}")
+    for flag, value in (("--iterations", args.iterations), ("--judge-debates",
+                        args.judge_debates), ("--jobs", args.jobs), ("--seeds", args.seeds),
+                        ("--ppo-steps", args.ppo_steps)):
+        if value < 1:
+            parser.error(f"{flag} must be positive; got {value}")
+    out = args.out if args.out != "runs/debate" else "runs/debate-judges"
+    if args.quick:
+        setting = debate_judges.Setting(reveals=2, size=4, images=10, iterations=2,
+                                        ppo_steps=1000, debates=256, out=out,
+                                        walked=True)
+    else:
+        setting = debate_judges.Setting(reveals=args.reveals[0], iterations=args.iterations,
+                                        ppo_steps=args.ppo_steps, debates=args.judge_debates,
+                                        out=out)
+    seeds = list(range(2 if args.quick else args.seeds))
+    debate_judges.main(setting, args.anchors, seeds, args.jobs)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ index ``row * size + column`` in the reveal phase. Information-state and observa
 are the same, of length ``2 P + 20`` for ``P = size * size`` pixels: the image (values / 16),
 the revealed mask, then each player's claim one-hot (zeros before it is made). The judge is
 the one for ``size``, ``reveals`` pixels and ``judge_seed`` (trained on first use, a few
-seconds, then cached).
+seconds, then cached), or, where ``judge_file`` names a file :func:`games.judge.save` wrote
+(a judge retrained during a run), that one: read once per process, so a new judge is a new
+file.
 
 Load it as ``games.load("debate(reveals=4)")`` or ``psro run --game "debate(reveals=4)"``.
 ``debate(images=4,size=4,reveals=2)`` is small enough to walk (exact oracles and exact
@@ -41,7 +43,8 @@ from games.digits import MAX_VALUE, SHA256, digits
 
 LABELS = 10
 PROTOCOLS = ("honest", "free")
-DEFAULTS = {"images": 0, "reveals": 6, "size": 8, "protocol": "honest", "judge_seed": 0}
+DEFAULTS = {"images": 0, "reveals": 6, "size": 8, "protocol": "honest", "judge_seed": 0,
+            "judge_file": ""}
 
 _GAME_TYPE = pyspiel.GameType(
     short_name="debate",
@@ -82,6 +85,15 @@ def _check(params: dict) -> dict:
     if values["images"] < 0:
         raise ValueError(f"debate: images must be 0 (all) or a positive count; got "
                          f"{values['images']}")
+    if values["judge_file"]:
+        try:
+            found = _judge_file(values["judge_file"])
+        except ValueError as err:
+            raise ValueError(f"debate: judge_file: {err}") from None
+        if found.size != values["size"]:
+            raise ValueError(f"debate: judge_file {values['judge_file']} holds a judge of "
+                             f"{found.size}x{found.size} images; this game's size is "
+                             f"{values['size']}")
     if not len(debate_images(values["size"], values["reveals"], values["images"])[1]):
         raise ValueError(f"debate: no image has {values['reveals']} nonzero pixels at size "
                          f"{values['size']}")
@@ -112,14 +124,21 @@ class Debate:
 _DEBATES: dict[tuple, Debate] = {}
 
 
+@functools.cache
+def _judge_file(path: str) -> judges.Judge:
+    """The judge in a file (read once per process)."""
+    return judges.load_file(path)
+
+
 def _configuration(values: dict) -> Debate:
     """The :class:`Debate` of checked parameter values (built once per process)."""
     key = tuple(values[k] for k in DEFAULTS)
     if key not in _DEBATES:
         size, reveals = values["size"], values["reveals"]
         images, labels = debate_images(size, reveals, values["images"])
-        _DEBATES[key] = Debate(size, reveals, values["protocol"], images, labels,
-                               judges.judge(size, reveals, values["judge_seed"]))
+        judge = _judge_file(values["judge_file"]) if values["judge_file"] else \
+            judges.judge(size, reveals, values["judge_seed"])
+        _DEBATES[key] = Debate(size, reveals, values["protocol"], images, labels, judge)
     return _DEBATES[key]
 
 

@@ -1,4 +1,4 @@
-"""The debate game's judge: a fixed classifier of sparsely revealed digit images.
+"""The debate game's judge: a classifier of sparsely revealed digit images.
 
 The judge sees, for each pixel of a ``size`` x ``size`` image, whether it was revealed and,
 if so, its value; it returns one score (logit) per digit label. It is a one-hidden-layer
@@ -12,6 +12,11 @@ gives the same weights, and :attr:`Judge.checksum` (SHA-256 of the weights) name
 directory (``$PSRO_CACHE``, default ``~/.cache/psro-toolkit``), whose file is used only if its
 weights still match the checksum stored with them, else trained (a few seconds) and saved
 there. ``psro judge`` trains one and reports its accuracy.
+
+A judge can also learn during a run (the self-rewarding judge of the debate guide):
+:func:`retrain` trains it further on labelled debates, :func:`save` writes it to a file and
+:func:`load_file` reads it back, checked; the debate game's ``judge_file`` parameter plays
+before such a judge.
 """
 
 from __future__ import annotations
@@ -111,11 +116,20 @@ def train_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge:
     inputs = 2 * size * size
     params = [rng.normal(0, np.sqrt(2 / inputs), (inputs, HIDDEN)), np.zeros(HIDDEN),
               rng.normal(0, np.sqrt(1 / HIDDEN), (HIDDEN, 10)), np.zeros(10)]
+    _fit(params, labels, lambda: features(random_reveals(images, pixels, rng), images),
+         EPOCHS, LEARNING_RATE, rng)
+    return Judge(size, pixels, seed, *params)
+
+
+def _fit(params: list[np.ndarray], labels: np.ndarray, epoch_inputs, epochs: int,
+         learning_rate: float, rng: np.random.Generator) -> None:
+    """Minimise the mean cross-entropy of ``labels`` with Adam in minibatches of ``BATCH``,
+    in place; ``epoch_inputs()`` gives each epoch's features (n, 2P)."""
     moments = [np.zeros_like(p) for p in params]
     squares = [np.zeros_like(p) for p in params]
     step = 0
-    for _ in range(EPOCHS):
-        x_all = features(random_reveals(images, pixels, rng), images)
+    for _ in range(epochs):
+        x_all = epoch_inputs()
         order = rng.permutation(len(labels))
         for start in range(0, len(order), BATCH):
             batch = order[start:start + BATCH]
@@ -134,9 +148,75 @@ def train_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge:
                 m += 0.1 * g
                 v *= 0.999
                 v += 0.001 * g * g
-                p -= LEARNING_RATE * (m / (1 - 0.9 ** step)) / (
+                p -= learning_rate * (m / (1 - 0.9 ** step)) / (
                     np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
-    return Judge(size, pixels, seed, *params)
+
+
+RETRAIN_EPOCHS = 4
+RETRAIN_LEARNING_RATE = 1e-3
+
+
+def retrain(judge: Judge, revealed: np.ndarray, values: np.ndarray, labels: np.ndarray,
+            seed: int, epochs: int = RETRAIN_EPOCHS,
+            learning_rate: float = RETRAIN_LEARNING_RATE) -> Judge:
+    """The judge trained further, from its own weights, on ``labels`` (n,) for the images it
+    saw: ``revealed`` (n, P) booleans and ``values`` (n, P) pixel values 0..16, as in
+    :meth:`Judge.logits`. Mean cross-entropy, Adam started afresh, minibatches of ``BATCH``,
+    ``epochs`` passes in an order drawn with ``seed``; the judge passed in is not changed.
+
+    This is the self-rewarding judge's update (the debate guide): with its own verdicts as
+    ``labels`` it learns what it already says; with true labels for some of them, an anchor.
+    ``ValueError`` for arrays whose shapes do not match or labels outside 0..9."""
+    revealed, values = np.asarray(revealed, bool), np.asarray(values)
+    labels = np.asarray(labels, np.int64)
+    pixels = judge.size * judge.size
+    if revealed.shape != values.shape or revealed.ndim != 2 or revealed.shape[1] != pixels \
+            or labels.shape != (len(revealed),):
+        raise ValueError(f"retrain: revealed and values must be (n, {pixels}) and labels "
+                         f"(n,); got {revealed.shape}, {values.shape} and {labels.shape}")
+    if labels.size and (labels.min() < 0 or labels.max() > 9):
+        raise ValueError("retrain: labels must be digits 0..9")
+    if epochs < 1 or not learning_rate > 0:
+        raise ValueError(f"retrain: epochs must be positive and the learning rate above 0; "
+                         f"got {epochs} and {learning_rate}")
+    params = [np.array(a, np.float64) for a in (judge.w1, judge.b1, judge.w2, judge.b2)]
+    x = features(revealed, values)
+    _fit(params, labels, lambda: x, epochs, learning_rate, np.random.default_rng(seed))
+    return Judge(judge.size, judge.pixels, judge.seed, *params)
+
+
+def save(judge: Judge, path: str | Path) -> Path:
+    """Write ``judge`` to ``path`` (``.npz``: its weights, configuration and checksum), whole
+    and renamed into place; returns the path. ``OSError`` where it cannot be written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as out:
+        np.savez(out, w1=judge.w1, b1=judge.b1, w2=judge.w2, b2=judge.b2,
+                 checksum=judge.checksum, config=np.array([judge.size, judge.pixels,
+                                                           judge.seed]))
+    os.replace(out.name, path)
+    return path
+
+
+def load_file(path: str | Path) -> Judge:
+    """The judge :func:`save` wrote to ``path``. ``ValueError`` naming the file where it is
+    missing, unreadable, not a judge's file or fails its checksum."""
+    try:
+        with np.load(path) as saved:
+            size, pixels, seed = (int(v) for v in saved["config"])
+            found = Judge(size, pixels, seed, saved["w1"], saved["b1"], saved["w2"],
+                          saved["b2"])
+            stored = str(saved["checksum"])
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path} is not a readable judge file (one psro's games.judge.save "
+                         f"wrote): {err}") from None
+    if size not in SIZES or found.w1.shape != (2 * size * size, found.b1.shape[0]) \
+            or found.w2.shape != (found.b1.shape[0], 10) or found.b2.shape != (10,):
+        raise ValueError(f"{path}: its weights do not fit a judge of {size}x{size} images")
+    if found.checksum != stored:
+        raise ValueError(f"{path}: its weights do not match the checksum stored with them "
+                         f"(the file was changed or damaged)")
+    return found
 
 
 def accuracy(judge: Judge, pixels: int, seed: int = 0, part: str = "debate"
@@ -183,11 +263,7 @@ def cached_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge | None:
 
 def _save(path: Path, trained: Judge) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as out:
-            np.savez(out, w1=trained.w1, b1=trained.b1, w2=trained.w2, b2=trained.b2,
-                     checksum=trained.checksum)
-        os.replace(out.name, path)
+        save(trained, path)
     except OSError:
         pass  # a read-only home: the judge is kept in memory only
 

@@ -70,3 +70,26 @@ class GameContext:
             raise GameTooLargeError(f"game {self.config.game!r} cannot be walked for {purpose}: "
                                     f"{self.walk_error}")
         return self.tree
+
+    def difference(self, other: GameContext) -> str | None:
+        """How ``other``'s game differs from this one in what a member plays (players,
+        distinct actions, information-state tensor, walked or not, and walked information
+        sets), in words, or None: a run's members play either game alike."""
+        a, b = self.play_game, other.play_game
+        for what, first, second in (
+                ("players", a.num_players(), b.num_players()),
+                ("distinct actions", a.num_distinct_actions(), b.num_distinct_actions()),
+                ("information-state tensor", _tensor_shape(a), _tensor_shape(b)),
+                ("walked", self.tree is not None, other.tree is not None)):
+            if first != second:
+                return f"its {what} differ ({first} against {second})"
+        if self.tree is not None and self.tree.keys_digest() != other.tree.keys_digest():
+            return "its information sets differ"
+        return None
+
+
+def _tensor_shape(game: pyspiel.Game) -> tuple[int, ...] | None:
+    try:
+        return tuple(game.information_state_tensor_shape())
+    except RuntimeError:  # a game without information-state tensors
+        return None

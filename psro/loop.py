@@ -28,6 +28,7 @@ from psro.extensive_form.policies import MetaPolicy
 from psro.metrics_row import TIMING_FIELDS
 from psro.option_checks import checked_callbacks
 from psro.payoffs import population_diversity, response_gains, utility_scale
+from psro.run_changes import RunChanges
 from psro.state import RunState
 from psro.storage import checkpoint
 from psro.storage.files import as_path
@@ -36,7 +37,7 @@ from psro.storage.provenance import differences, provenance
 Callback = Callable[["PSRO", dict], None]
 
 
-class PSRO:
+class PSRO(RunChanges):
     """A PSRO run.
 
     ``PSRO(game, oracle, meta_solver, **settings)`` or ``PSRO(config=RunConfig(...),
@@ -290,19 +291,6 @@ class PSRO:
             row["exploitability_s"] += time.perf_counter() - start
             row["wall_time_s"] = self.state.wall_time_s + time.perf_counter() - start
             self._save(start)
-
-    def use_backend(self, backend: str, workers: int | None = None,
-                    ray_address: str | None = None) -> None:
-        """Run this process's following tasks on another backend (the numbers do not change;
-        the run directory keeps its configured backend). ``ConfigError`` for an unknown name,
-        a bad worker count or an address for a backend other than ``ray``."""
-        from psro.backends import make_backend
-
-        new = make_backend(backend, workers, ray_address)
-        self.backend.close()
-        if hasattr(new, "start"):
-            new.start(self.parts.warm_modules)  # an unreachable cluster fails now
-        self.backend = new
 
     def meta_policy(self):
         """The current meta-policy as an OpenSpiel ``Policy``: the reach-weighted mixture on the

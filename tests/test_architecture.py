@@ -9,7 +9,7 @@ from conftest import ROOT
 
 PACKAGES = ("psro", "games", "solvers")
 FRONT_ENDS = ("psro.cli", "psro.reports", "psro.bench")
-MAX_LOOSE = 12
+MAX_LOOSE = 13
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 350, 80
 PSRO_MODULE_LINES, PSRO_FUNCTION_LINES = 320, 62
 """Every module and function; psro's own, tighter."""

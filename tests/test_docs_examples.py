@@ -1,6 +1,6 @@
 """The documentation's Python examples run as written (the README's quick start, the guide's
-exploitability of any policy, every example of extending the toolkit and the tabular
-solvers'), and the README stays
+exploitability of any policy, every example of extending the toolkit, the tabular
+solvers' and the self-rewarding judge's), and the README stays
 a short guide beside the docs site."""
 
 import re
@@ -10,7 +10,8 @@ from conftest import ROOT
 SECTIONS = [("README.md", "## Quick start"),
             ("docs/guide/python-api.md", "## Exploitability of any policy"),
             ("docs/guide/extending.md", "# Extending the toolkit: how it fits together"),
-            ("docs/guide/tree-solvers.md", "## From Python")]
+            ("docs/guide/tree-solvers.md", "## From Python"),
+            ("docs/guide/debate-judges.md", "## In Python")]
 
 
 def _examples() -> list[tuple[str, str]]:

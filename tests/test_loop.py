@@ -200,3 +200,48 @@ def test_kill_9_at_any_moment_resumes_to_the_samenumbers(tmp_path):
 def test_python_api_refuses_bad_arguments_with_the_toolkit_error(call, match):
     with pytest.raises(psro.ConfigError, match=match):
         call()
+
+
+def test_a_run_changes_its_game_and_measures_every_entry_again(tmp_path):
+    """The debate game before a retrained judge: after ``change_game`` every payoff entry is
+    the new game's value of its pair of members, as OpenSpiel's ``policy_value`` computes it
+    on the new game; the next iteration's best responses are to the new game; a run with a
+    directory, or a game its members cannot play, is refused."""
+    from games import judge as judges
+    from games.digits import digits
+    from psro.errors import ConfigError
+    from psro.extensive_form.policies import MetaPolicy
+
+    tiny = "debate(images=10,size=4,reveals=2)"
+    images, labels = digits("judge", 4)
+    mask = judges.random_reveals(images, 2, np.random.default_rng(0))
+    threes = judges.retrain(judges.judge(4, 2, 0), mask, images, np.full(len(labels), 3),
+                            seed=0)
+    path = judges.save(threes, tmp_path / "j.npz")
+    changed = f"debate(images=10,size=4,reveals=2,judge_file={path})"
+    run = psro.PSRO(tiny, "exact", "nash")
+    run.run(iterations=2)
+    before = [v.copy() for v in run.table.as_game()]
+    run.change_game(changed)
+    after = run.table.as_game()
+    assert not np.allclose(before[0], after[0])
+    game = pyspiel.load_game(changed)
+    sizes = run.state.sizes
+    for i in range(sizes[0]):
+        for j in range(sizes[1]):
+            policy = MetaPolicy(run.tree, run.population, [np.eye(sizes[0])[i],
+                                                           np.eye(sizes[1])[j]])
+            value = expected_game_score.policy_value(game.new_initial_state(), [policy] * 2)
+            assert after[0][i, j] == pytest.approx(value[0], abs=1e-12)
+    rows = run.run(iterations=8)
+    assert rows[-1]["exploitability"] < 1e-9  # the new game's equilibrium, exactly
+    theirs = exploitability.nash_conv(game, run.meta_policy())
+    assert theirs == pytest.approx(rows[-1]["nash_conv"], abs=1e-12)
+    with pytest.raises(ConfigError, match="information sets differ"):
+        run.change_game("debate(images=10,size=4,reveals=3)")
+    with pytest.raises(ConfigError, match="distinct actions differ"):
+        run.change_game("debate(images=10,size=8,reveals=2)")
+    saved = psro.PSRO(tiny, "exact", "nash", out=tmp_path / "run")
+    saved.run(iterations=1)
+    with pytest.raises(ConfigError, match="saved to a directory"):
+        saved.change_game(changed)

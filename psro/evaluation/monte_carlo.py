@@ -5,6 +5,7 @@ Each seat is played by *actors* (see :mod:`psro.extensive_form.members`); episod
 at a time, with one batched forward pass per (seat, actor) group at every step.
 """
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -31,17 +32,21 @@ class Estimate(NamedTuple):
 
 
 def simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, seed: int,
-             num_envs: int = 256) -> tuple[np.ndarray, np.ndarray, int]:
+             num_envs: int = 256, ended: Callable[[list], None] | None = None
+             ) -> tuple[np.ndarray, np.ndarray, int]:
     """Play ``episodes`` episodes; at each episode start, seat q's actor is drawn from
     ``seats[q]`` with probabilities ``weights[q]``. Returns per-player sums of returns, sums of
     squared returns, and the episode count (exactly ``episodes``). Networks act on one torch
-    thread (:func:`psro.rl.networks.one_thread`)."""
+    thread (:func:`psro.rl.networks.one_thread`). ``ended``: called with the list of pyspiel
+    states that have just finished (terminal, before they are replaced), for callers that read
+    more of an episode than its returns."""
     with one_thread():
-        return _simulate(game, seats, weights, episodes, seed, num_envs)
+        return _simulate(game, seats, weights, episodes, seed, num_envs, ended)
 
 
 def _simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int, seed: int,
-              num_envs: int) -> tuple[np.ndarray, np.ndarray, int]:
+              num_envs: int, ended_hook: Callable[[list], None] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, int]:
     games = Rollouts(game, seats, weights, min(num_envs, episodes),
                      rng=np.random.default_rng(seed), env_seed=seed + 1)
     n = len(seats)
@@ -55,6 +60,8 @@ def _simulate(game, seats: list[list], weights: list[np.ndarray], episodes: int,
         ended = games.finished(players, active)
         if ended.size:
             rets = games.vg.returns(ended)
+            if ended_hook is not None:
+                ended_hook([games.vg.states[i] for i in ended])
             total += rets.sum(axis=0)
             total_sq += (rets ** 2).sum(axis=0)
             finished_count += ended.size

@@ -160,3 +160,47 @@ def test_grpo_benchmark_reads_a_suite_folder_and_pairs_the_oracles_by_seed(tmp_p
     assert ", ".join(f"{g:+.3f}" for g in gaps) in out
     assert mod.main([str(tmp_path / "empty")]) == 2
     sys.modules.pop("bench_grpo", None)
+
+
+@pytest.mark.slow
+def test_judge_comparison_fixed_and_learning_judges(tmp_path, monkeypatch, capsys):
+    """The judge comparison on the tiny walked debate, one seed: at iteration 0 every judge is
+    the fixed judge, its honest win rate a Monte Carlo estimate of uniform play's exact value
+    (0.801, from the walked tree), its accuracy the judge's on the held-out images; the fixed
+    judge stays; a learning judge's file at each iteration is the judge its row names; bad
+    flags are one line and exit 2."""
+    import json
+
+    from games import judge as judges
+
+    monkeypatch.setenv("PSRO_CACHE", str(tmp_path / "cache"))
+    mod = importlib.import_module("debate_judges")
+    setting = mod.Setting(reveals=2, size=4, images=10, iterations=2, ppo_steps=1000,
+                          debates=512, out=str(tmp_path), walked=True)
+    stats = mod.main(setting, [0.3], [0], jobs=1)
+    assert set(stats) == {"fixed", "self", "anchor 0.3"}
+    fixed = judges.judge(4, 2, 0)
+    images, labels = mod.held_out(setting)
+    assert len(labels) > 300  # the 4x4 debate images past the first ten
+    mask = judges.random_reveals(images, 2, np.random.default_rng(mod.derive_seed(0, 4000)))
+    alone = float(np.mean(fixed.classify(mask, images) == labels))
+    for name in stats:
+        rows = json.loads((tmp_path / "runs" / f"{name}-seed0.json").read_text())["rows"]
+        assert rows[0]["accuracy"] == pytest.approx(alone)
+        assert rows[0]["agreement"] == pytest.approx(0.801, abs=0.06)
+        assert rows[0]["judge_sha256"] == fixed.checksum
+        for t, row in enumerate(rows[1:], start=1):
+            if name == "fixed":
+                assert row["judge_sha256"] == fixed.checksum
+                assert row["agreement"] == row["fixed judge"]
+            else:
+                saved = judges.load_file(tmp_path / "judges" / f"{name}-seed0" / f"judge-{t}.npz")
+                assert row["judge_sha256"] == saved.checksum != fixed.checksum
+    assert "anchor 0.3" in (tmp_path / "results.md").read_text()
+    assert (tmp_path / "judges.png").read_bytes().startswith(b"\x89PNG")
+    debate = importlib.import_module("debate")
+    with pytest.raises(SystemExit) as stop:
+        debate.main(["--judges", "--anchors", "2"])
+    assert stop.value.code == 2 and "--anchors must be fractions" in capsys.readouterr().err
+    sys.modules.pop("debate_judges", None)
+    sys.modules.pop("debate", None)

@@ -201,3 +201,67 @@ def test_a_run_records_the_judge_it_was_played_before(tmp_path):
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     assert manifest["game_provenance"] == {
         "judge_sha256": judges.train_judge(4, 2, 0).checksum, "digits_sha256": SHA256}
+
+
+def test_a_retrained_judge_learns_its_labels_and_leaves_the_old_one_unchanged():
+    """Trained further on the judge's own images with their true labels, the judge gets more
+    of them right (from the same revealed pixels); trained on one constant label, it says
+    that label for most images; the judge passed in keeps its weights."""
+    judge = judges.judge(4, 2, 0)
+    before = judge.checksum
+    images, labels = digits("judge", 4)
+    mask = judges.random_reveals(images, 2, np.random.default_rng(5))
+    right = np.mean(judge.classify(mask, images) == labels)
+    taught = judges.retrain(judge, mask, images, labels, seed=0, epochs=20)
+    assert np.mean(taught.classify(mask, images) == labels) > right + 0.05
+    sevens = judges.retrain(judge, mask, images, np.full(len(labels), 7), seed=0)
+    assert np.mean(sevens.classify(mask, images) == 7) > 0.9
+    assert judge.checksum == before
+    assert judges.retrain(judge, mask, images, labels, seed=0).checksum == \
+        judges.retrain(judge, mask, images, labels, seed=0).checksum
+
+
+@pytest.mark.parametrize("args, text", [
+    ((np.zeros((3, 16), bool), np.zeros((3, 16)), np.zeros(2, int)), "labels"),
+    ((np.zeros((3, 9), bool), np.zeros((3, 9)), np.zeros(3, int)), r"\(n, 16\)"),
+    ((np.zeros((3, 16), bool), np.zeros((3, 16)), np.full(3, 10)), "digits 0..9")])
+def test_retraining_refuses_data_that_does_not_fit(args, text):
+    with pytest.raises(ValueError, match=text):
+        judges.retrain(judges.judge(4, 2, 0), *args, seed=0)
+
+
+def test_a_debate_plays_before_the_judge_in_its_file(tmp_path):
+    """``judge_file``: the game's verdicts are those of the judge in the file, which its
+    provenance names; files that are missing, damaged, or for another image size are refused
+    in one line."""
+    images, labels = digits("judge", 4)
+    mask = judges.random_reveals(images, 2, np.random.default_rng(0))
+    liar = judges.retrain(judges.judge(4, 2, 0), mask, images, np.full(len(labels), 3), seed=0)
+    path = judges.save(liar, tmp_path / "judge.npz")
+    game = games.load(f"debate(images=10,size=4,reveals=2,judge_file={path})")
+    assert game.pyspiel_game.provenance()["judge_sha256"] == liar.checksum
+    fixed = games.load(TINY).pyspiel_game
+    differ = 0
+    for image in range(10):
+        for lie in range(10):
+            a, b = game.pyspiel_game.new_initial_state(), fixed.new_initial_state()
+            a.apply_action(image)
+            if lie == a.label:
+                continue
+            play(a, [lie])
+            play(a, [a.legal_actions()[0]])
+            play(a, [a.legal_actions()[-1]])
+            play(b, a.history())
+            scores = liar.logits(a.revealed_mask()[None], a.debate.images[image][None])[0]
+            assert a.returns()[0] == (1.0 if scores[a.label] > scores[lie] else -1.0)
+            differ += a.returns() != b.returns()
+    assert differ > 0
+    for bad, text in (("nope.npz", "not a readable judge file"),
+                      ("judge.npz", "holds a judge of 4x4 images; this game's size is 8")):
+        with pytest.raises(games.GameError, match=text):
+            games.load(f"debate(judge_file={tmp_path / bad})")
+    damaged = dict(np.load(path))
+    damaged["w1"] = damaged["w1"] * 2
+    np.savez(tmp_path / "damaged.npz", **damaged)
+    with pytest.raises(games.GameError, match="do not match the checksum"):
+        games.load(f"debate(size=4,reveals=2,judge_file={tmp_path / 'damaged.npz'})")
