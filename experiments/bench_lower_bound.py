@@ -9,14 +9,17 @@ seeds and printed beside the exact value, with their ratio.
 
 Run: ``python experiments/bench_lower_bound.py RUN_DIR [RUN_DIR ...] [--budgets 25000,100000]
 [--seeds 2] [--ppo KEY=VALUE ...]``; writes ``lower_bound.csv`` next to the first run unless
-``--out FILE``. ``--ppo`` sets the best responses' PPO options (default: the lower bound's,
-:func:`psro.rl.config.response_config`, the budget aside).
+``--out FILE``. A run of a benchmark suite whose exact value the suite recorded beside it
+(``seed-N.bound.json``) is not evaluated again. ``--ppo`` sets the best responses' PPO
+options (default: the lower bound's, :func:`psro.rl.config.response_config`, the budget
+aside).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import os
 import sys
@@ -38,11 +41,28 @@ from psro.rl.config import response_config  # noqa: E402
 from psro.seeds import derive_seed  # noqa: E402
 
 
+def recorded_exact(run_dir: Path, iteration: int) -> float | None:
+    """The exact exploitability a benchmark suite recorded beside the run
+    (``seed-N.bound.json``, measured by a compiled kernel on the run's final iteration), so
+    that it is not computed again (minutes on the board games); None where there is none."""
+    path = run_dir.with_name(f"{run_dir.name}.bound.json")
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if saved.get("exploitability_kind") != "exact" or \
+            saved.get("key", {}).get("iteration") != iteration:
+        return None
+    return float(saved["exploitability"])
+
+
 def measure(run_dir: Path, budgets: list[int], seeds: int,
             ppo: dict | None = None) -> list[dict]:
     """Rows ``{game, run, exact, budget, bound, half_width, ratio, seconds}`` for one run."""
     run = psro.load_run(run_dir)
-    exact = psro.exploitability(run.config.game, run.meta_policy()).exploitability
+    exact = recorded_exact(run_dir, run.iteration)
+    if exact is None:
+        exact = psro.exploitability(run.config.game, run.meta_policy()).exploitability
     tree = run.tree if run.evaluation == "exact" else None  # sampled: its networks play
     seats = [[m.actor(tree) for m in pop] for pop in run.population]
     game = turn_based(games.load(run.config.game).pyspiel_game)

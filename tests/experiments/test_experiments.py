@@ -204,3 +204,22 @@ def test_judge_comparison_fixed_and_learning_judges(tmp_path, monkeypatch, capsy
     assert stop.value.code == 2 and "--anchors must be fractions" in capsys.readouterr().err
     sys.modules.pop("debate_judges", None)
     sys.modules.pop("debate", None)
+
+
+def test_lower_bound_benchmark_reads_the_exact_value_a_suite_recorded(tmp_path):
+    """A suite's exact value beside a run is used only for the iteration it was measured on
+    (a run resumed past it is evaluated again) and only where it is exact."""
+    import json
+
+    mod = importlib.import_module("bench_lower_bound")
+    run = tmp_path / "psro" / "seed-0"
+    run.mkdir(parents=True)
+    assert mod.recorded_exact(run, 9) is None
+    record = {"key": {"iteration": 9}, "exploitability": 0.85, "exploitability_kind": "exact"}
+    (tmp_path / "psro" / "seed-0.bound.json").write_text(json.dumps(record))
+    assert mod.recorded_exact(run, 9) == 0.85
+    assert mod.recorded_exact(run, 10) is None
+    record["exploitability_kind"] = "lower_bound"
+    (tmp_path / "psro" / "seed-0.bound.json").write_text(json.dumps(record))
+    assert mod.recorded_exact(run, 9) is None
+    sys.modules.pop("bench_lower_bound", None)
