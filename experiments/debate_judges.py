@@ -41,7 +41,7 @@ import numpy as np
 
 import psro
 from games import judge as judges
-from games.digits import digits
+from games.debate import debate_images
 from psro.evaluation import monte_carlo
 from psro.reports.figures import new_figure, save_figure
 from psro.reports.groups import interval
@@ -126,9 +126,8 @@ def training_labels(judged: Judged, anchor: float, seed: int) -> np.ndarray:
 
 def held_out(setting: Setting) -> tuple[np.ndarray, np.ndarray]:
     """The debate images no debate is held over (past the first ``images`` that qualify)."""
-    pictures, labels = digits("debate", setting.size)
-    keep = np.flatnonzero((pictures > 0).sum(axis=1) >= setting.reveals)[setting.images:]
-    return pictures[keep], labels[keep]
+    pictures, labels = debate_images(setting.size, setting.reveals, 0)  # all that qualify
+    return pictures[setting.images:], labels[setting.images:]
 
 
 def measure(judge: judges.Judge, fixed: judges.Judge, judged: Judged, test: tuple,
