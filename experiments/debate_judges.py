@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -197,19 +198,18 @@ def run_all(setting: Setting, anchors: list[float], seeds: list[int], jobs: int
     work = [(setting, name, anchor, seed) for name, anchor in judges_of(anchors).items()
             for seed in seeds]
     found: dict[tuple[str, int], list[dict]] = {}
-    if jobs == 1:
-        results = map(_job, work)
-    else:
-        pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
-        results = pool.map(_job, work)
-    for name, seed, rows in results:
-        found[name, seed] = rows
-        last = rows[-1]
-        print(f"{name:12s} seed {seed}: accuracy {rows[0]['accuracy']:.3f} -> "
-              f"{last['accuracy']:.3f}, agreement {last['agreement']:.3f}, fixed judge "
-              f"{last['fixed judge']:.3f}", flush=True)
-    if jobs != 1:
-        pool.shutdown()
+    with ExitStack() as stack:  # the pool, where there is one, shuts down on any exit
+        if jobs == 1:
+            results = map(_job, work)
+        else:
+            pool = stack.enter_context(ProcessPoolExecutor(jobs, mp_context=get_context("spawn")))
+            results = pool.map(_job, work)
+        for name, seed, rows in results:
+            found[name, seed] = rows
+            last = rows[-1]
+            print(f"{name:12s} seed {seed}: accuracy {rows[0]['accuracy']:.3f} -> "
+                  f"{last['accuracy']:.3f}, agreement {last['agreement']:.3f}, fixed judge "
+                  f"{last['fixed judge']:.3f}", flush=True)
     return {name: [found[name, s] for s in seeds] for name in judges_of(anchors)}
 
 
