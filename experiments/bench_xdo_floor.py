@@ -15,6 +15,16 @@ For each game (2 CPUs, one process):
    together (each costs about one iteration of CFR on the whole game: the restricted game is
    the full tree with actions masked), beside DCFR's and CFR+'s iterations to that threshold on
    the whole game.
+4. a double oracle on LPs from a better first restricted game (``--dcfr-iterations K ...``):
+   the actions that the average policy of K DCFR iterations on the whole game plays with
+   probability above ``START_FLOOR``; then, as ``xdo`` with exact responses, the restricted
+   LP, the exact exploitability of its solution, and each player's best response added, until
+   no response adds an action. It prints the time to each threshold (DCFR's iterations
+   included), the LPs solved and the last restricted game's share of the actions, beside the
+   whole game's LP (with the share of the actions its equilibrium plays: a double oracle that
+   ends at that equilibrium ends with all of them) and DCFR to each threshold, in one process.
+
+``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3) and ``started`` (4).
 """
 
 from __future__ import annotations
@@ -23,11 +33,18 @@ import argparse
 import os
 import sys
 import time
+from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import numpy as np  # noqa: E402
+import pyspiel  # noqa: E402
+
 import psro  # noqa: E402
 from psro.algorithms.xdo import EQUILIBRIUM  # noqa: E402
+from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
+from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
+from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
 from psro.extensive_form.sequence_lp import SequenceFormLP  # noqa: E402
 from psro.extensive_form.tree_solvers import solve_tree  # noqa: E402
 
@@ -71,22 +88,125 @@ def cfr_iterations(game: str, budget: float, threshold: float) -> None:
           f"{'' if reached else ', not reached'}) | " + " | ".join(cells) + " |", flush=True)
 
 
+THRESHOLDS = (1e-3, 1e-4, 1e-6)
+START_FLOOR = 1e-3
+"""Least probability of an action in DCFR's average policy for it to join the first restricted
+game (step 4)."""
+
+
+def _crossings(thresholds: tuple[float, ...], value: float, seconds: float,
+               found: dict[float, float]) -> None:
+    for threshold in thresholds:
+        if value <= threshold and threshold not in found:
+            found[threshold] = seconds
+
+
+class Started(NamedTuple):
+    """What :func:`started_double_oracle` found."""
+
+    crossings: dict[float, float]
+    """Threshold -> seconds at which an LP's solution was first that close (DCFR included)."""
+    lps: int
+    """Restricted LPs solved."""
+    share: float
+    """The last restricted game's share of the full game's (information set, action) pairs."""
+    exploitability: float
+    """The last LP solution's exact exploitability."""
+    policies: list[np.ndarray]
+    """That solution, each player's (num_infosets, num_actions) action probabilities."""
+
+
+def started_double_oracle(tree: SequenceFormGame, iterations: int, max_lps: int = 60) -> Started:
+    """Step 4 for ``iterations`` DCFR iterations on a two-player zero-sum ``tree``: a double
+    oracle on restricted LPs, started from the actions DCFR's average policy plays, until no
+    best response adds an action (an exact equilibrium: exploitability 0 to the LP's
+    tolerance, about 1e-9) or ``max_lps`` LPs."""
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    found: dict[float, float] = {}
+    start = time.perf_counter()
+    lp = SequenceFormLP(tree)
+    dcfr = RestrictedCFR(tree, warm=False, variant="dcfr")
+    dcfr.replay(legal, iterations)
+    average = dcfr.average(legal)
+    allowed = [(average[p] > START_FLOOR) & legal[p] for p in range(2)]
+    for p in range(2):  # an information set nothing reaches keeps its lowest legal action
+        for i in np.flatnonzero(~allowed[p].any(axis=1)):
+            allowed[p][i, tree.players[p].legal[i][0]] = True
+    lps, value = 0, np.inf
+    while lps < max_lps:
+        policies, _ = lp.solve(allowed)
+        lps += 1
+        plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+        value = exact_exploitability(tree, plans).exploitability
+        _crossings(THRESHOLDS, value, time.perf_counter() - start, found)
+        added = [(tree.best_response(p, plans)[0] > 0) & ~allowed[p] for p in range(2)]
+        if not any(a.any() for a in added):
+            break
+        allowed = [a | b for a, b in zip(allowed, added, strict=True)]
+    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    return Started(found, lps, share, value, policies)
+
+
+def started(game: str, dcfr_iterations: list[int], budget: float) -> None:
+    """Step 4, one row per game."""
+    tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    start = time.perf_counter()
+    policies, _ = SequenceFormLP(tree).solve(legal)
+    whole = time.perf_counter() - start
+    support = sum(int(((policies[p] > 1e-9) & legal[p]).sum()) for p in range(2)) / \
+        sum(int(a.sum()) for a in legal)
+    dcfr = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
+    cells = [" / ".join(f"{dcfr[t]['seconds']:.3g}" if t in dcfr else "-" for t in THRESHOLDS)]
+    for k in dcfr_iterations:
+        run = started_double_oracle(tree, k)
+        times = " / ".join(f"{run.crossings[t]:.3g}" if t in run.crossings else "-"
+                           for t in THRESHOLDS)
+        cells.append(f"{times} ({run.lps} LP{'s' if run.lps > 1 else ''}, {run.share:.0%})")
+    print(f"| {game} | {whole:.3g} s ({support:.0%}) | " + " | ".join(cells) + " |", flush=True)
+
+
+def floor(games: list[str], budget: float) -> None:
+    """Steps 1 and 2, one row per game."""
+    print("| game | `xdo, lp`: run clock (iterations, exploitability) | last restricted game, "
+          "share of the actions | its LP alone | the whole game's LP |")
+    print("| --- | --- | --- | --- | --- |")
+    for game in games:
+        lp_floor(game, budget)
+
+
+def cfr_table(games: list[str], budget: float, threshold: float) -> None:
+    """Step 3, one row per game."""
+    print(f"\n| game | `xdo, cfr` to {threshold:g}: CFR+ iterations of its restricted "
+          f"solves | DCFR on the whole game | CFR+ on the whole game |")
+    print("| --- | --- | --- | --- |")
+    for game in games:
+        cfr_iterations(game, budget, threshold)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), metavar="GAME")
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--threshold", type=float, default=1e-3)
+    parser.add_argument("--parts", nargs="+", choices=("floor", "cfr", "started"),
+                        default=["floor", "cfr", "started"])
+    parser.add_argument("--dcfr-iterations", nargs="+", type=int, default=[10, 30, 100],
+                        metavar="K",
+                        help="DCFR iterations whose support is the first restricted game")
     args = parser.parse_args()
-    print("| game | `xdo, lp`: run clock (iterations, exploitability) | last restricted game, "
-          "share of the actions | its LP alone | the whole game's LP |")
-    print("| --- | --- | --- | --- | --- |")
-    for game in args.games:
-        lp_floor(game, args.budget)
-    print(f"\n| game | `xdo, cfr` to {args.threshold:g}: CFR+ iterations of its restricted "
-          f"solves | DCFR on the whole game | CFR+ on the whole game |")
-    print("| --- | --- | --- | --- |")
-    for game in args.games:
-        cfr_iterations(game, args.budget, args.threshold)
+    if "floor" in args.parts:
+        floor(args.games, args.budget)
+    if "cfr" in args.parts:
+        cfr_table(args.games, args.budget, args.threshold)
+    if "started" in args.parts:
+        print("\n| game | the whole game's LP (its equilibrium's share of the actions) | DCFR s "
+              "to 1e-3 / 1e-4 / 1e-6 | " + " | ".join(
+                  f"from {k} DCFR iterations: s to 1e-3 / 1e-4 / 1e-6 (LPs, last share)"
+                  for k in args.dcfr_iterations) + " |")
+        print("| --- | --- | --- | " + " | ".join("---" for _ in args.dcfr_iterations) + " |")
+        for game in args.games:
+            started(game, args.dcfr_iterations, args.budget)
 
 
 if __name__ == "__main__":

@@ -223,3 +223,27 @@ def test_lower_bound_benchmark_reads_the_exact_value_a_suite_recorded(tmp_path):
     (tmp_path / "psro" / "seed-0.bound.json").write_text(json.dumps(record))
     assert mod.recorded_exact(run, 9) is None
     sys.modules.pop("bench_lower_bound", None)
+
+
+@pytest.mark.parametrize("iterations", [1, 30])
+def test_double_oracle_started_by_dcfr_ends_at_an_equilibrium(iterations):
+    """The xdo-floor benchmark's double oracle started from DCFR's support ends, on Kuhn poker,
+    at an exact equilibrium: OpenSpiel's own exploitability of its policies is 0 (1e-9) and
+    player 0's value is the game's, -1/18; every threshold was crossed."""
+    import pyspiel
+    from open_spiel.python.algorithms import exploitability
+
+    from psro.extensive_form.policies import TabularPolicy, to_openspiel
+    from psro.extensive_form.sequence_form import SequenceFormGame
+
+    mod = importlib.import_module("bench_xdo_floor")
+    game = pyspiel.load_game("kuhn_poker")
+    tree = SequenceFormGame(game, name="kuhn_poker")
+    run = mod.started_double_oracle(tree, iterations)
+    policy = to_openspiel(tree, [TabularPolicy(p, probs) for p, probs in
+                                 enumerate(run.policies)])
+    assert exploitability.exploitability(game, policy) < 1e-9
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(run.policies)]
+    assert tree.expected_returns(plans)[0] == pytest.approx(-1 / 18, abs=1e-9)
+    assert set(run.crossings) == set(mod.THRESHOLDS) and run.lps >= 1
+    assert 0 < run.share <= 1
