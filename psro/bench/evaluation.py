@@ -37,6 +37,7 @@ from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
 from psro.evaluation.sampled import exact_row, lower_bound_with_curves
 from psro.kernels import kernel_for
+from psro.kernels.progress import MixtureProgress
 from psro.payoffs import utility_scale
 from psro.reports.groups import interval
 from psro.rl.config import response_config
@@ -95,8 +96,11 @@ def shared_lower_bound(run, path: Path) -> dict:
     saved = _cached(path, key)
     if saved is not None:
         return saved
-    if exact:
-        row = exact_row(pyspiel_game, seats, mixtures)
+    if exact:  # an hour or more for a large meta-policy: resumable member by member
+        weights = json.dumps([m.tolist() for m in mixtures])
+        progress = MixtureProgress(path.with_suffix(".progress.npz"),
+                                   json.dumps(key) + hashlib.sha256(weights.encode()).hexdigest())
+        row = exact_row(pyspiel_game, seats, mixtures, progress)
         made = {"key": key, **row, "curves": []}
         atomic_write_text(path, json.dumps(made, indent=1))
         return made

@@ -244,14 +244,17 @@ class SampledEvaluator:
         return row
 
 
-def exact_row(game, populations: list[list], mixtures: list[np.ndarray]) -> dict:
+def exact_row(game, populations: list[list], mixtures: list[np.ndarray],
+              progress=None) -> dict:
     """The metrics row of the meta-policy's exact exploitability by the compiled kernel of
     ``game`` (:mod:`psro.kernels`): its members' sequence-form mixture, every value exact
-    (``exploitability_kind = "exact"``, no standard errors or interval)."""
+    (``exploitability_kind = "exact"``, no standard errors or interval). ``progress``
+    (:class:`psro.kernels.progress.MixtureProgress`): where an interrupted evaluation
+    resumes."""
     from psro.kernels.exact import exact_exploitability as kernel_exact
     from psro.kernels.exact import mixture_seats
 
-    result = kernel_exact(game, mixture_seats(populations, mixtures))
+    result = kernel_exact(game, mixture_seats(populations, mixtures), progress=progress)
     n = len(populations)
     return {"exploitability": result.exploitability, "nash_conv": result.nash_conv,
             "exploitability_kind": "exact",

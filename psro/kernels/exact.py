@@ -15,6 +15,7 @@ import importlib
 
 from psro.kernels import KERNELS, kernel_for
 from psro.kernels.base import KernelError, KernelExploitability
+from psro.kernels.progress import MixtureProgress
 
 
 def mixture_seats(populations: list[list], weights: list) -> list[list[tuple[object, float]]]:
@@ -25,12 +26,16 @@ def mixture_seats(populations: list[list], weights: list) -> list[list[tuple[obj
             for pop, mix in zip(populations, weights, strict=True)]
 
 
-def exact_exploitability(game, seats: list[list[tuple[object, float]]]) -> KernelExploitability:
+def exact_exploitability(game, seats: list[list[tuple[object, float]]],
+                         progress: MixtureProgress | None = None) -> KernelExploitability:
     """Exact best responses, NashConv and exploitability of the policies ``seats`` (per
     player, a sequence-form mixture ``[(policy, weight), ...]``; weights sum to 1) in the
     pyspiel game ``game``, by its kernel (:func:`psro.kernels.kernel_for`;
-    :class:`KernelError` for a game or variant without one, before any work)."""
+    :class:`KernelError` for a game or variant without one, before any work). With
+    ``progress`` (:class:`~psro.kernels.progress.MixtureProgress`), the members summed so far
+    are saved as it goes, and an evaluation of the same mixtures interrupted before resumes
+    from them (the same result bit for bit)."""
     if kernel_for(game) is None:
         raise KernelError(f"no exact kernel implements {game}")
     module, name = KERNELS[game.get_type().short_name][1].split(":")
-    return getattr(importlib.import_module(module), name)(game, seats)
+    return getattr(importlib.import_module(module), name)(game, seats, progress=progress)

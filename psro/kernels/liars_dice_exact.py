@@ -18,37 +18,38 @@ from psro.kernels.liars_dice import (
     _propagate,
     acting_masks,
 )
+from psro.kernels.progress import MixtureProgress, summed_mixtures
 
 
-def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]]
-                              ) -> KernelExploitability:
-    """:func:`psro.kernels.exact.exact_exploitability` of ``liars_dice``."""
+def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
+                              progress: MixtureProgress | None = None) -> KernelExploitability:
+    """:func:`psro.kernels.exact.exact_exploitability` of ``liars_dice`` (``progress``: where
+    an interrupted evaluation resumes, :class:`~psro.kernels.progress.MixtureProgress`)."""
     rules = LiarsDiceRules.of(game)
     states, hands, bids = 2 ** rules.num_bids, rules.num_hands, rules.num_bids
     seconds = {"rules": 0.0, "tabularise": 0.0, "walk": 0.0}
-    asked = 0
-    terminal = []
-    for player, mixture in enumerate(seats):
-        total = np.zeros((states, hands))
-        for policy, weight in mixture:
-            if weight == 0:
-                continue
-            reach = np.zeros((states, hands))
-            reach[0] = 1.0
-            own = np.zeros((states, hands))
-            for lo in range(0, states, CHUNK):
-                hi = min(states, lo + CHUNK)
-                masks = acting_masks(lo, hi, player)
-                start = time.perf_counter()
-                probs = batch_probs(policy, rules.batch(masks, player, game)).reshape(
-                    len(masks), hands, bids + 1)
-                seconds["tabularise"] += time.perf_counter() - start
-                asked += probs.shape[0] * hands
-                start = time.perf_counter()
-                _propagate(lo, hi, player, bids, reach, own, probs)
-                seconds["walk"] += time.perf_counter() - start
-            total += weight * own
-        terminal.append(total)
+
+    def add_member(player: int, policy, weight: float, total: np.ndarray) -> int:
+        reach = np.zeros((states, hands))
+        reach[0] = 1.0
+        own = np.zeros((states, hands))
+        asked = 0
+        for lo in range(0, states, CHUNK):
+            hi = min(states, lo + CHUNK)
+            masks = acting_masks(lo, hi, player)
+            start = time.perf_counter()
+            probs = batch_probs(policy, rules.batch(masks, player, game)).reshape(
+                len(masks), hands, bids + 1)
+            seconds["tabularise"] += time.perf_counter() - start
+            asked += probs.shape[0] * hands
+            start = time.perf_counter()
+            _propagate(lo, hi, player, bids, reach, own, probs)
+            seconds["walk"] += time.perf_counter() - start
+        total += weight * own
+        return asked
+
+    terminal, asked = summed_mixtures(seats, progress, lambda player: (states, hands),
+                                      add_member)
     start = time.perf_counter()
     value = np.zeros((states, hands))
     best_values, best_actions = np.zeros(2), []

@@ -19,6 +19,7 @@ import numpy as np
 
 from psro.kernels.base import InfoBatch, KernelError, KernelExploitability
 from psro.kernels.placement import PlacementRules, PlayerTrie, tries
+from psro.kernels.progress import MixtureProgress, summed_mixtures
 
 FRONTIER_DEPTH = 3
 """Moves below the opening where the walk is cut into subtrees for the threads."""
@@ -69,34 +70,31 @@ def first_batch(rules: PlacementRules, player: int, prefix: list[int]) -> InfoBa
 
 
 def sequence_forms(rules: PlacementRules, both: tuple[PlayerTrie, PlayerTrie], seats, ask,
-                   seconds: dict) -> tuple[list, int]:
+                   seconds: dict, progress: MixtureProgress | None = None) -> tuple[list, int]:
     """Per player, the sequence form (one entry a sequence, the empty one last) of its
     mixture ``seats[p]``, each member asked by ``ask(policy, batch)``; and how many
-    information sets were asked."""
+    information sets were asked (``progress``: where an interrupted evaluation resumes)."""
     from psro.kernels import placement_walk as walk
 
-    sfs, asked = [], 0
-    for player, mixture in enumerate(seats):
+    def add_member(player: int, policy, weight: float, total: np.ndarray) -> int:
         trie = both[player]
-        total = np.zeros(trie.sequences + 1)
         reach = np.zeros(trie.sequences + 1)
-        for policy, weight in mixture:
-            if weight == 0:
-                continue
-            reach[-1] = 1.0
-            for lo in range(0, trie.nodes, CHUNK):
-                hi = min(trie.nodes, lo + CHUNK)
-                start = time.perf_counter()
-                probs = ask(policy, batch(rules, trie, player, lo, hi))
-                seconds["tabularise"] += time.perf_counter() - start
-                asked += hi - lo
-                start = time.perf_counter()
-                walk.sequence_form(lo, trie.pseq, trie.seqbase, trie.legal,
-                                   np.ascontiguousarray(probs, dtype=np.float64), weight,
-                                   reach, total)
-                seconds["walk"] += time.perf_counter() - start
+        reach[-1] = 1.0
+        for lo in range(0, trie.nodes, CHUNK):
+            hi = min(trie.nodes, lo + CHUNK)
+            start = time.perf_counter()
+            probs = ask(policy, batch(rules, trie, player, lo, hi))
+            seconds["tabularise"] += time.perf_counter() - start
+            start = time.perf_counter()
+            walk.sequence_form(lo, trie.pseq, trie.seqbase, trie.legal,
+                               np.ascontiguousarray(probs, dtype=np.float64), weight,
+                               reach, total)
+            seconds["walk"] += time.perf_counter() - start
+        return trie.nodes
+
+    sfs, asked = summed_mixtures(seats, progress, lambda p: both[p].sequences + 1, add_member)
+    for total in sfs:
         total[-1] = 1.0
-        sfs.append(total)
     return sfs, asked
 
 
@@ -135,12 +133,13 @@ def gradients(rules: PlacementRules, both: tuple[PlayerTrie, PlayerTrie], start:
     return grads, made + 1
 
 
-def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = ()
-                             ) -> KernelExploitability:
+def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (),
+                             progress: MixtureProgress | None = None) -> KernelExploitability:
     """Exact best responses, NashConv and exploitability of the mixtures ``seats`` in the
     placement game ``game`` (below the actions ``opening``, as if the game started there),
     each policy asked by ``ask(policy, batch)`` (default
-    :func:`psro.kernels.asking.batch_probs`)."""
+    :func:`psro.kernels.asking.batch_probs`); ``progress``: where an interrupted evaluation
+    resumes (:class:`~psro.kernels.progress.MixtureProgress`)."""
     from psro.kernels import placement_walk as walk
     from psro.kernels.asking import batch_probs
 
@@ -156,7 +155,7 @@ def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (
     both = tries(rules, tuple(opening))
     state[walk.LS0], state[walk.LS1] = both[0].sequences, both[1].sequences
     seconds["rules"] = time.perf_counter() - start
-    sfs, asked = sequence_forms(rules, both, seats, ask, seconds)
+    sfs, asked = sequence_forms(rules, both, seats, ask, seconds, progress)
     start = time.perf_counter()
     grads, histories = gradients(rules, both, state, sfs)
     v0 = float(sfs[0] @ grads[0])

@@ -1,0 +1,98 @@
+"""Where a long exact evaluation has got to, kept in a file so that an interrupted one resumes.
+
+A kernel (:mod:`psro.kernels`) sums each player's members one after the other into that
+player's sequence form; asking a network at every information set is most of the time (about
+30 s a network on liar's dice 2x5, 10 s on dark hex 3), so a meta-policy of 85 members a
+player takes an hour or more. :class:`MixtureProgress` saves, after a member (at most every
+``every_s`` seconds), the finished players' sums, the current player's partial sum and the
+next member to ask; a new evaluation of the same mixtures with the same file continues from
+there, and its result is the uninterrupted one's bit for bit (the sums are added in the same
+order). The file names what it holds by a ``key`` the caller gives (e.g. a run's iteration and
+seed with the mixtures' weights); a file with another key, or one that cannot be read, is
+ignored and replaced.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from psro.storage.files import atomic_write_bytes
+
+
+class MixtureProgress:
+    """Progress of one exact evaluation, saved to ``path`` (``.npz``) under ``key``.
+
+    A kernel calls :meth:`resume` once, :meth:`member_done` after each member it summed, and
+    :meth:`finished` when every player's sum is made (the file is then removed)."""
+
+    def __init__(self, path: str | Path, key: str, every_s: float = 30.0):
+        self.path = Path(path)
+        self.key = str(key)
+        self.every_s = float(every_s)
+        """Least seconds between two saves (the first member done is always saved)."""
+        self._saved_at: float | None = None
+
+    def resume(self) -> tuple[list[np.ndarray], int, np.ndarray | None, int]:
+        """What an earlier evaluation left: (the finished players' sums, in player order; the
+        next member of the current player; that player's partial sum, None to start afresh;
+        information sets asked so far). Nothing (``[], 0, None, 0``) where there is no file,
+        its key differs or it cannot be read."""
+        if not self.path.is_file():
+            return [], 0, None, 0
+        try:
+            with np.load(self.path, allow_pickle=False) as saved:
+                if str(saved["key"]) != self.key:
+                    return [], 0, None, 0
+                done = [np.array(saved[f"done_{p}"]) for p in range(int(saved["players"]))]
+                partial = np.array(saved["partial"]) if bool(saved["has_partial"]) else None
+                return done, int(saved["member"]), partial, int(saved["asked"])
+        except (OSError, ValueError, KeyError):
+            return [], 0, None, 0
+
+    def member_done(self, done: list[np.ndarray], member: int, partial: np.ndarray,
+                    asked: int) -> None:
+        """Save that the current player (``len(done)``) has summed its members before index
+        ``member`` into ``partial``, ``done`` holding the players before it; skipped if the
+        last save was less than ``every_s`` seconds ago."""
+        now = time.perf_counter()
+        if self._saved_at is not None and now - self._saved_at < self.every_s:
+            return
+        arrays = {f"done_{p}": a for p, a in enumerate(done)}
+        atomic_write_bytes(self.path, lambda h: np.savez(
+            h, key=np.array(self.key), players=np.array(len(done)), member=np.array(member),
+            has_partial=np.array(True), partial=partial, asked=np.array(asked), **arrays))
+        self._saved_at = time.perf_counter()
+
+    def finished(self) -> None:
+        """Every player's sum is made: the file is no longer needed."""
+        self.path.unlink(missing_ok=True)
+
+
+def summed_mixtures(seats, progress: MixtureProgress | None, size, add_member
+                    ) -> tuple[list[np.ndarray], int]:
+    """Each player's sum over its members, resuming from and saving to ``progress`` (None:
+    neither). ``size(player)`` is the shape of a player's sum; ``add_member(player, policy,
+    weight, total)`` adds one member (weight above 0) into ``total`` in place and returns the
+    information sets it asked. Returns the sums and the information sets asked in all (an
+    earlier, interrupted evaluation's included)."""
+    done, first, partial, asked = progress.resume() if progress else ([], 0, None, 0)
+    sums = list(done)
+    for player in range(len(sums), len(seats)):
+        total = partial if partial is not None and player == len(done) else np.zeros(size(player))
+        start = first if player == len(done) else 0
+        for index, (policy, weight) in enumerate(seats[player]):
+            if index < start or weight == 0:
+                continue
+            asked += add_member(player, policy, weight, total)
+            if progress is not None:
+                progress.member_done(sums, index + 1, total, asked)
+        sums.append(total)
+    if progress is not None:
+        progress.finished()
+    return sums, asked
+
+
+__all__ = ["MixtureProgress", "summed_mixtures"]
