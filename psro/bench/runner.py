@@ -41,7 +41,7 @@ from psro.bench.dispatch import Dispatcher, SequentialJobs, make_dispatcher
 from psro.bench.evaluation import head_to_head
 from psro.bench.folder import check_suite_folder, slug
 from psro.bench.jobs import Job, JobResult, suite_jobs
-from psro.bench.plan import PlannedRun, deterministic, held_by, plan
+from psro.bench.plan import PlannedRun, bound_path, deterministic, held_by, plan
 from psro.bench.preflight import check_runs
 from psro.bench.progress import SuiteProgress
 from psro.bench.suites import Suite, SuiteGame, check_suite, describe
@@ -109,10 +109,13 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
 
 
 def _events(dispatcher: Dispatcher, work: list[Job], out: Path) -> Iterator:
-    """The dispatcher's events, after those of the runs that ended in an earlier call, which
-    this process goes through first (each reads its records, and its large-tier measurement
-    where that was made): a worker process each would cost more than they do."""
-    ended = [job.run is not None and bool(job.held[0]) for job in work]
+    """The dispatcher's events, after those of the runs that ended in an earlier call with
+    nothing left to measure, which this process goes through first (each reads its records,
+    and its large-tier measurement): a worker process each would cost more than they do. A
+    large-tier run that ended before its measurement was written goes to the dispatcher,
+    since the measurement can take an hour (an exact evaluation of a large meta-policy)."""
+    ended = [job.run is not None and bool(job.held[0]) and
+             (job.run.game.tier != "large" or bound_path(job.run).exists()) for job in work]
     yield from SequentialJobs().run([j for j, e in zip(work, ended, strict=True) if e], out)
     yield from dispatcher.run([j for j, e in zip(work, ended, strict=True) if not e], out)
 

@@ -106,6 +106,15 @@ def test_two_runs_at_once_give_the_numbers_of_one_at_a_time(one_at_a_time, tmp_p
     run_suite(_suite(), tmp_path, stream=again, jobs=2)
     assert again.getvalue().count("(finished earlier)") == 6
     assert "started on core" not in again.getvalue()
+    bound = tmp_path / "kuhn-sampled" / "psro" / "seed-1.bound.json"
+    measured = read_json(bound)["exploitability"]
+    bound.unlink()  # ended before its measurement was written: measured on a core, not here
+    third = io.StringIO()
+    run_suite(_suite(), tmp_path, stream=third, jobs=2)
+    started = [line for line in third.getvalue().splitlines() if "started on core" in line]
+    assert len(started) == 1 and "psro · seed 1" in started[0]
+    assert third.getvalue().count("(finished earlier)") == 6  # no run trains again
+    assert read_json(bound)["exploitability"] == measured
 
 
 CLUSTER_SCRIPT = textwrap.dedent("""
