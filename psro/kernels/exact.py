@@ -34,7 +34,7 @@ def exact_exploitability(game, seats: list[list[tuple[object, float]]],
     :class:`KernelError` for a game or variant without one, before any work). With
     ``progress`` (:class:`~psro.kernels.progress.MixtureProgress`), the members summed so far
     are saved as it goes, and an evaluation of the same mixtures interrupted before resumes
-    from them (the same result bit for bit)."""
+    from them (the same sums bit for bit)."""
     if kernel_for(game) is None:
         raise KernelError(f"no exact kernel implements {game}")
     module, name = KERNELS[game.get_type().short_name][1].split(":")

@@ -6,10 +6,12 @@ player's sequence form; asking a network at every information set is most of the
 player takes an hour or more. :class:`MixtureProgress` saves, after a member (at most every
 ``every_s`` seconds), the finished players' sums, the current player's partial sum and the
 next member to ask; a new evaluation of the same mixtures with the same file continues from
-there, and its result is the uninterrupted one's bit for bit (the sums are added in the same
-order). The file names what it holds by a ``key`` the caller gives (e.g. a run's iteration and
-seed with the mixtures' weights); a file with another key, or one that cannot be read, is
-ignored and replaced.
+there: its sums are the uninterrupted one's bit for bit (they are added in the same order),
+and so is its result where the kernel's walk is deterministic (the placement games' walk on
+several threads may differ in the last bit from one walk to the next, interrupted or not).
+The file names what it holds by a ``key`` the caller gives (e.g. a run's iteration and seed
+with the mixtures' weights); a file with another key, or one that cannot be read, is ignored
+and replaced.
 """
 
 from __future__ import annotations
