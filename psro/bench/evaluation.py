@@ -49,9 +49,11 @@ from psro.storage.text_files import read_json
 VERSION = 3
 """Bumped when the lower bound's measurement changes (3: the lower bound's own PPO options), so
 that bounds measured before are measured again."""
-HEAD_TO_HEAD_VERSION = 4
+HEAD_TO_HEAD_VERSION = 5
 """Bumped when the head-to-head record changes (4: each seat's return, per seed and over
-seeds), so that scores recorded before are measured again (the same games: the same seeds)."""
+seeds; 5: each seed's record names its runs' iterations and the methods' places, and is kept
+when they are the same), so that scores recorded before are measured again (the same games:
+the same seeds)."""
 CURVE_KEYS = ("env_steps", "mean_return", "episodes")
 """What is kept of each PPO update of a lower bound's response (its training curve)."""
 
@@ -87,15 +89,16 @@ def shared_lower_bound(run, path: Path) -> dict:
     compiled kernel (:mod:`psro.kernels`) and the suite game asks for it (``exact``, the
     default), the value is exact instead
     (``exploitability_kind = "exact"``, no standard errors or curves)."""
-    seats, mixtures, iteration = _seats(run.path)
     game = run.game
     pyspiel_game = games.load(game.game).pyspiel_game
     exact = game.exact and kernel_for(pyspiel_game) is not None
-    key = {"version": VERSION, "iteration": iteration, "response_steps": game.response_steps,
-           "seed": run.seed, **({"exact": True} if exact else {})}
+    key = {"version": VERSION, "iteration": _last_iteration(run.path),
+           "response_steps": game.response_steps, "seed": run.seed,
+           **({"exact": True} if exact else {})}
     saved = _cached(path, key)
-    if saved is not None:
+    if saved is not None:  # the networks are not read (a copy without them is measured)
         return saved
+    seats, mixtures, _ = _seats(run.path)
     if exact:  # an hour or more for a large meta-policy: resumable member by member
         weights = json.dumps([m.tolist() for m in mixtures])
         progress = MixtureProgress(path.with_suffix(".progress.npz"),
@@ -127,54 +130,110 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     mean return against B over both seats (B's is its negative in a zero-sum game),
     ``first`` and ``second`` A's mean return as player 0 and as player 1; each with the
     half-width of its 95% interval over seeds. ``per_seed``: ``[{"seed", "score", "first",
-    "first_std_err", "second", "second_std_err"}]`` (Monte Carlo standard errors)."""
-    loaded = {(r.method.label, r.seed): _seats(r.path) for r in runs}
-    if not loaded or len(next(iter(loaded.values()))[0]) != 2:
+    "first_std_err", "second", "second_std_err", "iterations", "positions"}]`` (Monte Carlo
+    standard errors; the two runs' last iterations and the methods' places in the suite).
+
+    A seed's games are played once: a record of ``path`` for the same pair, seed, iterations
+    and places is kept as it is (its episodes are seeded by the seed and the places), so a
+    seed added later plays its own games only, and a pair whose runs' networks are gone (a
+    suite folder copied without them, :mod:`psro.bench.results_copy`) keeps its record."""
+    ended = {(r.method.label, r.seed): (r, _last_iteration(r.path)) for r in runs}
+    if not ended or games.load(game.game).pyspiel_game.num_players() != 2:
         return None
     key = {"version": HEAD_TO_HEAD_VERSION, "runs": hashlib.sha256(json.dumps(sorted(
-        (m, s, it) for (m, s), (_, _, it) in loaded.items())).encode()).hexdigest()}
+        (m, s, it) for (m, s), (_, it) in ended.items())).encode()).hexdigest()}
     saved = _cached(path, key)
     if saved is not None:
         return saved
     labels = [m.label for m in game.methods]
+    kept = _kept_records(path)
     options = monte_carlo.estimate_options(run_config(game, game.methods[0], 0).monte_carlo)
     pyspiel_game = play_game(game.game)
+    loaded: dict = {}
+
+    def seats(label: str, seed: int) -> tuple:
+        if (label, seed) not in loaded:
+            loaded[(label, seed)] = _seats(ended[(label, seed)][0].path)
+        return loaded[(label, seed)]
+
     pairs, score = [], np.zeros((len(labels), len(labels)))
     for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
-        seeds = sorted({s for m, s in loaded if m == a} & {s for m, s in loaded if m == b})
+        seeds = sorted({s for m, s in ended if m == a} & {s for m, s in ended if m == b})
         if not seeds:
             continue
         per_seed = []
         for seed in seeds:
-            (sa, wa, _), (sb, wb, _) = loaded[(a, seed)], loaded[(b, seed)]
-            one = monte_carlo.estimate(pyspiel_game, [sa[0], sb[1]], [wa[0], wb[1]],
-                                       derive_seed(seed, 4242, i, j, 0), **options)
-            two = monte_carlo.estimate(pyspiel_game, [sb[0], sa[1]], [wb[0], wa[1]],
-                                       derive_seed(seed, 4242, i, j, 1), **options)
-            per_seed.append({"seed": seed, "score": float(one.mean[0] + two.mean[1]) / 2,
-                             "first": float(one.mean[0]), "first_std_err": float(one.std_err[0]),
-                             "second": float(two.mean[1]),
-                             "second_std_err": float(two.std_err[1])})
-        pair = {"a": a, "b": b}
-        pair["score"], pair["half_width"] = _over_seeds(
-            [r["score"] for r in per_seed],
-            [math.hypot(r["first_std_err"], r["second_std_err"]) / 2 for r in per_seed])
-        for seat in ("first", "second"):
-            pair[seat], pair[f"{seat}_half_width"] = _over_seeds(
-                [r[seat] for r in per_seed], [r[f"{seat}_std_err"] for r in per_seed])
-        pairs.append({**pair, "seeds": seeds, "per_seed": per_seed})
-        score[i, j], score[j, i] = pair["score"], -pair["score"]
+            mark = {"iterations": [ended[(a, seed)][1], ended[(b, seed)][1]],
+                    "positions": [i, j]}
+            record = kept.get((a, b, seed))
+            if record is None or any(record.get(k) != v for k, v in mark.items()):
+                (sa, wa, _), (sb, wb, _) = seats(a, seed), seats(b, seed)
+                record = {"seed": seed, **_play_both_seats(
+                    pyspiel_game, (sa, wa), (sb, wb), derive_seed(seed, 4242, i, j, 0),
+                    derive_seed(seed, 4242, i, j, 1), options), **mark}
+            per_seed.append(record)
+        pairs.append(_pair(a, b, seeds, per_seed))
+        score[i, j], score[j, i] = pairs[-1]["score"], -pairs[-1]["score"]
+    made = {"key": key, "methods": labels, "pairs": pairs,
+            "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
+    atomic_write_text(path, json.dumps(made, indent=1))
+    return made
+
+
+def _last_iteration(path: Path) -> int:
+    """The last iteration of the run directory ``path`` (its networks are not read)."""
+    return checkpoint.load(path, networks=False).state.iteration
+
+
+def _kept_records(path: Path) -> dict:
+    """The per-seed records of an earlier ``head_to_head.json`` at ``path`` that name their
+    runs' iterations (records of this version), by ``(a, b, seed)``."""
+    try:
+        saved = read_json(path) if path.exists() else {}
+    except ValueError:
+        return {}
+    if not isinstance(saved, dict) or (saved.get("key") or {}).get("version") != \
+            HEAD_TO_HEAD_VERSION:
+        return {}
+    return {(pair["a"], pair["b"], row["seed"]): row for pair in saved.get("pairs", ())
+            for row in pair.get("per_seed", ()) if "iterations" in row}
+
+
+def _play_both_seats(pyspiel_game, a: tuple, b: tuple, seed_first: int, seed_second: int,
+                     options: dict) -> dict:
+    """A's meta-policy ``a = (seats, mixtures)`` against B's, once as player 0 and once as
+    player 1 (Monte Carlo, seeded): the score (mean of A's two returns) and each seat's."""
+    (sa, wa), (sb, wb) = a, b
+    one = monte_carlo.estimate(pyspiel_game, [sa[0], sb[1]], [wa[0], wb[1]], seed_first,
+                               **options)
+    two = monte_carlo.estimate(pyspiel_game, [sb[0], sa[1]], [wb[0], wa[1]], seed_second,
+                               **options)
+    return {"score": float(one.mean[0] + two.mean[1]) / 2,
+            "first": float(one.mean[0]), "first_std_err": float(one.std_err[0]),
+            "second": float(two.mean[1]), "second_std_err": float(two.std_err[1])}
+
+
+def _pair(a: str, b: str, seeds: list[int], per_seed: list[dict]) -> dict:
+    """A pair's record: its per-seed scores and their means with 95% half-widths."""
+    pair: dict = {"a": a, "b": b}
+    pair["score"], pair["half_width"] = _over_seeds(
+        [r["score"] for r in per_seed],
+        [math.hypot(r["first_std_err"], r["second_std_err"]) / 2 for r in per_seed])
+    for seat in ("first", "second"):
+        pair[seat], pair[f"{seat}_half_width"] = _over_seeds(
+            [r[seat] for r in per_seed], [r[f"{seat}_std_err"] for r in per_seed])
+    return {**pair, "seeds": seeds, "per_seed": per_seed}
+
+
+def _elo(labels: list[str], pairs: list[dict], score: np.ndarray, reach: float) -> dict:
+    """Elo ratings fitted to the pairs' mean scores mapped to win rates."""
     observed = np.zeros_like(score, dtype=bool)
     for pair in pairs:
         i, j = labels.index(pair["a"]), labels.index(pair["b"])
         observed[i, j] = observed[j, i] = True
-    reach = utility_scale(pyspiel_game)
     win = np.clip((score + reach) / (2 * reach), 0.0, 1.0)
     elo = solvers.elo_ratings(win, observed=observed) if pairs else np.zeros(len(labels))
-    made = {"key": key, "methods": labels, "pairs": pairs,
-            "elo": {label: float(r) for label, r in zip(labels, elo, strict=True)}}
-    atomic_write_text(path, json.dumps(made, indent=1))
-    return made
+    return {label: float(r) for label, r in zip(labels, elo, strict=True)}
 
 
 def _over_seeds(values: list[float], std_errs: list[float]) -> tuple[float, float]:

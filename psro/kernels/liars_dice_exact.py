@@ -63,5 +63,7 @@ def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
     values = np.array([v0, -v0])
     gains = best_values - values
     nash_conv = float(gains.sum())
+    if progress is not None:
+        progress.finished()
     return KernelExploitability(nash_conv, nash_conv / 2, gains, values, best_values,
                                 best_actions, seconds, asked)

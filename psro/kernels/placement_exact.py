@@ -170,5 +170,7 @@ def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (
     values = np.array([v0, -v0])
     gains = best_values - values
     nash_conv = float(gains.sum())
+    if progress is not None:
+        progress.finished()
     return KernelExploitability(nash_conv, nash_conv / 2, gains, values, best_values,
                                 best_actions, seconds, asked, histories=histories)

@@ -27,8 +27,10 @@ from psro.storage.files import atomic_write_bytes
 class MixtureProgress:
     """Progress of one exact evaluation, saved to ``path`` (``.npz``) under ``key``.
 
-    A kernel calls :meth:`resume` once, :meth:`member_done` after each member it summed, and
-    :meth:`finished` when every player's sum is made (the file is then removed)."""
+    A kernel calls :meth:`resume` once, :meth:`member_done` after each member it summed,
+    :meth:`sums_done` when every player's sum is made (an evaluation stopped in the walk that
+    follows asks no member again) and :meth:`finished` when its result is made (the file is
+    then removed)."""
 
     def __init__(self, path: str | Path, key: str, every_s: float = 30.0):
         self.path = Path(path)
@@ -68,16 +70,25 @@ class MixtureProgress:
             has_partial=np.array(True), partial=partial, asked=np.array(asked), **arrays))
         self._saved_at = time.perf_counter()
 
+    def sums_done(self, sums: list[np.ndarray], asked: int) -> None:
+        """Save every player's finished sum (always, whenever the last save was)."""
+        arrays = {f"done_{p}": a for p, a in enumerate(sums)}
+        atomic_write_bytes(self.path, lambda h: np.savez(
+            h, key=np.array(self.key), players=np.array(len(sums)), member=np.array(0),
+            has_partial=np.array(False), asked=np.array(asked), **arrays))
+        self._saved_at = time.perf_counter()
+
     def finished(self) -> None:
-        """Every player's sum is made: the file is no longer needed."""
+        """The evaluation's result is made: the file is no longer needed."""
         self.path.unlink(missing_ok=True)
 
 
 def summed_mixtures(seats, progress: MixtureProgress | None, size, add_member
                     ) -> tuple[list[np.ndarray], int]:
     """Each player's sum over its members, resuming from and saving to ``progress`` (None:
-    neither). ``size(player)`` is the shape of a player's sum; ``add_member(player, policy,
-    weight, total)`` adds one member (weight above 0) into ``total`` in place and returns the
+    neither; the kernel calls its :meth:`~MixtureProgress.finished` once its result is made).
+    ``size(player)`` is the shape of a player's sum; ``add_member(player, policy, weight,
+    total)`` adds one member (weight above 0) into ``total`` in place and returns the
     information sets it asked. Returns the sums and the information sets asked in all (an
     earlier, interrupted evaluation's included)."""
     done, first, partial, asked = progress.resume() if progress else ([], 0, None, 0)
@@ -92,8 +103,8 @@ def summed_mixtures(seats, progress: MixtureProgress | None, size, add_member
             if progress is not None:
                 progress.member_done(sums, index + 1, total, asked)
         sums.append(total)
-    if progress is not None:
-        progress.finished()
+    if progress is not None and len(done) < len(seats):
+        progress.sums_done(sums, asked)
     return sums, asked
 
 

@@ -4,6 +4,7 @@ head-to-head results), resumed and skipped on a second call, refused on another 
 the env-step budget; C++ OpenSpiel policies in ``psro.exploitability``."""
 
 import csv
+import json
 
 import numpy as np
 import pyspiel
@@ -204,6 +205,39 @@ def test_head_to_head_keeps_each_seat_and_seed_matching_exact_values(suite_dir, 
     assert cells[4] == f"{pair['first']:+.3f} +- {pair['first_half_width']:.3f}"
     assert cells[5] == f"{pair['second']:+.3f} +- {pair['second_half_width']:.3f}"
     assert cells[7] == ", ".join(f"{r['score']:+.2f}" for r in pair["per_seed"])
+
+
+def test_head_to_head_plays_a_new_seed_only_and_keeps_seeds_whose_networks_are_gone(
+        suite_dir, tmp_path):
+    """A suite's folder copied without its networks is continued: the measured runs' bounds
+    and head-to-head records are read, not measured. A seed whose record is missing is played
+    again, with the numbers of the first play (its episodes are seeded by the seed and the
+    methods' places), beside the kept seed's record."""
+    import shutil
+    from dataclasses import replace
+
+    from psro.bench.evaluation import head_to_head
+
+    out, runs = suite_dir
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    h2h = copy / "kuhn-sampled" / "head_to_head.json"
+    (first,) = psro.storage.text_files.read_json(h2h)["pairs"]
+    for method in ("psro", "self-play"):
+        shutil.rmtree(copy / "kuhn-sampled" / method / "seed-0" / "networks")
+    run_suite(_suite(), copy, quiet=True)  # every run ended and was measured: nothing to load
+    assert psro.storage.text_files.read_json(h2h)["pairs"] == [first]
+    assert "| Kuhn sampled | psro | self-play" in write_suite_report(copy).read_text()
+    saved = psro.storage.text_files.read_json(h2h)
+    saved["key"]["runs"] = "another set of runs"
+    saved["pairs"][0]["per_seed"] = saved["pairs"][0]["per_seed"][:1]  # seed 1 not played
+    h2h.write_text(json.dumps(saved))
+    sampled = [replace(r, path=copy / r.path.relative_to(out)) for r in runs
+               if r.game.label == "Kuhn sampled"]
+    (pair,) = head_to_head(sampled[0].game, sampled, h2h)["pairs"]
+    assert pair == first
+    with pytest.raises(RunDirectoryError):  # seed 0 with no record needs its networks
+        head_to_head(sampled[0].game, sampled, tmp_path / "fresh.json")
 
 
 def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite_dir):

@@ -83,6 +83,39 @@ def test_an_interrupted_evaluation_resumes_where_it_stopped(spec, tmp_path, monk
     assert not path.exists()  # finished: the progress file is removed
 
 
+@pytest.mark.parametrize("spec", [LIARS, PTTT[0]])
+def test_an_evaluation_stopped_in_its_walk_asks_no_member_again(spec, tmp_path, monkeypatch):
+    """Every sum was made when the walk that follows them was stopped: the resumed evaluation
+    asks no member (beyond the placement kernel's one check a member) and gives the
+    uninterrupted result."""
+    import psro.kernels.liars_dice_exact as liars
+    import psro.kernels.placement_exact as placement
+
+    monkeypatch.setenv("PSRO_KERNEL_THREADS", "1")
+    game = pyspiel.load_game(spec)
+    reference = _evaluate(spec, _seats(game))
+    module, name = (liars, "_best_response") if spec == LIARS else (placement, "gradients")
+    walk = getattr(module, name)
+
+    def stopped(*args, **kwargs):
+        raise Interrupted
+
+    monkeypatch.setattr(module, name, stopped)
+    seats, path = _seats(game), tmp_path / "progress.npz"
+    with pytest.raises(Interrupted):
+        _evaluate(spec, seats, MixtureProgress(path, "run 7", every_s=3600))
+    assert path.is_file()
+    monkeypatch.setattr(module, name, walk)
+    before = [[policy.rows for policy, _ in seat] for seat in seats]
+    result = _evaluate(spec, seats, MixtureProgress(path, "run 7", every_s=3600))
+    probe = 0 if spec == LIARS else 1
+    assert [[policy.rows - b for (policy, _), b in zip(seat, was, strict=True)]
+            for seat, was in zip(seats, before, strict=True)] == [[probe] * 3] * 2
+    assert result.nash_conv == reference.nash_conv
+    assert result.information_sets == reference.information_sets
+    assert not path.exists()
+
+
 def test_a_progress_file_of_other_mixtures_is_not_used(tmp_path):
     game = pyspiel.load_game(LIARS)
     seats = _seats(game)

@@ -1,0 +1,205 @@
+"""A large-tier suite's measurements gathered across folders: a ledger of every run's exact (or
+lower-bound) exploitability and every seed's head-to-head scores, read from suite folders
+(``psro bench SUITE --out DIR``) and kept as one JSON file, so that a suite too long for one
+machine's session (the 10M tier: about 20 hours on 2 cores) is run a few seeds at a time into
+separate folders and its tables are read from the ledger.
+
+    python experiments/suite_ledger.py merge DIR [DIR ...] --ledger FILE
+    python experiments/suite_ledger.py table --ledger FILE
+
+``merge`` adds each folder's finished and measured runs (``seed-N.done.json`` and a
+``seed-N.bound.json`` measured at the run's last iteration) and its head-to-head records per
+seed (``head_to_head.json``). A run or a seed's pair the ledger holds already must have the
+same values (to 1e-9): the same configuration and seed give the same run, so a difference
+means the runs are not comparable, and the merge stops (exit 2) naming it. ``table`` prints,
+per game, each method's mean exploitability with its 95% Student-t interval over seeds and the
+values seed by seed, and each pair's head-to-head score over the seeds both methods ran (the
+suite report's formula, :func:`psro.bench.evaluation.head_to_head`).
+
+A seed's runs and head-to-head do not depend on the other seeds' (each is seeded by its own
+seed and the methods' places in the suite), so seeds run into separate folders give the numbers
+of one folder: run the remaining seeds with a copy of the suite file whose ``seeds`` lists
+them, into a new folder, and merge it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from psro.bench.folder import slug  # noqa: E402
+from psro.reports.groups import interval  # noqa: E402
+from psro.storage import checkpoint  # noqa: E402
+from psro.storage.files import atomic_write_text  # noqa: E402
+from psro.storage.text_files import read_json  # noqa: E402
+
+RUN_KEYS = ("exploitability", "nash_conv", "exploitability_kind", "gain_p0", "gain_p1",
+            "value_p0", "value_p1")
+"""What the ledger keeps of a run's measurement (``seed-N.bound.json``)."""
+PAIR_KEYS = ("score", "first", "first_std_err", "second", "second_std_err", "iterations")
+"""What the ledger keeps of a seed's head-to-head record."""
+TOLERANCE = 1e-9
+"""How far a value merged again may be from the ledger's."""
+
+
+class LedgerError(ValueError):
+    """A folder or ledger that cannot be merged: its message names the run and the values."""
+
+
+def folder_entries(out: Path) -> tuple[str, list[dict], list[dict]]:
+    """The suite name of the folder ``out``, its finished and measured runs and its
+    head-to-head records per seed (large-tier games only)."""
+    described = read_json(out / "suite.json")
+    runs, pairs = [], []
+    for game in described.get("games", ()):
+        if game.get("tier") != "large":
+            continue
+        folder = out / slug(game["label"])
+        for method in game.get("methods", ()):
+            for seed in described.get("seeds", ()):
+                run = _measured_run(folder / slug(method["label"]) / f"seed-{seed}")
+                if run is not None:
+                    runs.append({"game": game["label"], "method": method["label"],
+                                 "seed": seed, **run})
+        h2h = folder / "head_to_head.json"
+        for pair in (read_json(h2h).get("pairs", ()) if h2h.exists() else ()):
+            for row in pair.get("per_seed", ()):
+                if "iterations" in row:
+                    pairs.append({"game": game["label"], "a": pair["a"], "b": pair["b"],
+                                  "seed": row["seed"], **{k: row[k] for k in PAIR_KEYS}})
+    return described["name"], runs, pairs
+
+
+def _measured_run(path: Path) -> dict | None:
+    """A run's ledger entry where it ended and was measured at its last iteration."""
+    done, bound = (path.with_name(f"{path.name}.{end}.json") for end in ("done", "bound"))
+    if not (done.exists() and bound.exists() and (path / "config.json").exists()):
+        return None
+    outcome, measured = read_json(done), read_json(bound)
+    last = checkpoint.load(path, networks=False).state.metrics[-1]
+    if last["iteration"] != outcome.get("iteration") or \
+            measured.get("key", {}).get("iteration") != last["iteration"]:
+        return None
+    return {"iteration": last["iteration"], "env_steps": last.get("env_steps"),
+            "stop_reason": outcome.get("stop_reason"),
+            **{k: measured.get(k) for k in RUN_KEYS}}
+
+
+def merge(ledger: dict, name: str, runs: list[dict], pairs: list[dict], source: str) -> int:
+    """Add ``runs`` and ``pairs`` of suite ``name`` to ``ledger`` (in place); returns how many
+    entries were new. :class:`LedgerError` for another suite or a value that differs."""
+    if ledger.setdefault("suite", name) != name:
+        raise LedgerError(f"{source} holds suite {name!r}; the ledger is of {ledger['suite']!r}")
+    added = 0
+    for kind, entries, key_of in (("runs", runs, ("game", "method", "seed")),
+                                  ("pairs", pairs, ("game", "a", "b", "seed"))):
+        held = {tuple(e[k] for k in key_of): e for e in ledger.setdefault(kind, [])}
+        for entry in entries:
+            key = tuple(entry[k] for k in key_of)
+            if key not in held:
+                ledger[kind].append(entry)
+                held[key] = entry
+                added += 1
+                continue
+            for field, value in entry.items():
+                if not _same(held[key].get(field), value):
+                    raise LedgerError(f"{source}: {' · '.join(map(str, key))} has {field} "
+                                      f"{value!r}; the ledger holds {held[key].get(field)!r} "
+                                      f"(the same run should give the same value)")
+    for kind in ("runs", "pairs"):
+        ledger[kind].sort(key=lambda e: json.dumps([e.get(k) for k in (
+            "game", "method", "a", "b", "seed")]))
+    return added
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=0.0, abs_tol=TOLERANCE)
+    return a == b
+
+
+def _mean_text(values: list[float]) -> str:
+    curve = interval(np.zeros(1), np.asarray(values, dtype=float)[:, None])
+    half = curve.high[0] - curve.mean[0]
+    return f"{curve.mean[0]:.3f} +- {half:.3f}" if np.isfinite(half) else \
+        f"{curve.mean[0]:.3f}"
+
+
+def tables(ledger: dict) -> str:
+    """The ledger's tables in Markdown: per game, each method's exploitability over seeds and
+    each pair's head-to-head score over the seeds both ran."""
+    lines = []
+    for game in dict.fromkeys(r["game"] for r in ledger.get("runs", ())):
+        runs = [r for r in ledger["runs"] if r["game"] == game]
+        kinds = {r["exploitability_kind"] for r in runs}
+        lines += [f"### {game} ({', '.join(sorted(kinds))})", "",
+                  "| method | seeds | exploitability (mean +- 95%) | per seed | env steps |",
+                  "| --- | --- | --- | --- | --- |"]
+        for method in dict.fromkeys(r["method"] for r in runs):
+            mine = sorted((r for r in runs if r["method"] == method), key=lambda r: r["seed"])
+            values = [r["exploitability"] for r in mine]
+            per_seed = ", ".join(f"{r['seed']}: {r['exploitability']:.3f}" for r in mine)
+            steps = np.mean([r["env_steps"] or 0 for r in mine])
+            lines.append(f"| {method} | {len(mine)} | {_mean_text(values)} | {per_seed} | "
+                         f"{steps:,.0f} |")
+        pairs = [p for p in ledger.get("pairs", ()) if p["game"] == game]
+        if pairs:
+            lines += ["", "| A | B | A's score (mean +- 95%) | as player 0 | as player 1 | "
+                      "per seed |", "| --- | --- | --- | --- | --- | --- |"]
+        for a, b in dict.fromkeys((p["a"], p["b"]) for p in pairs):
+            mine = sorted((p for p in pairs if (p["a"], p["b"]) == (a, b)),
+                          key=lambda p: p["seed"])
+            per_seed = ", ".join(f"{p['seed']}: {p['score']:+.3f}" for p in mine)
+            lines.append(f"| {a} | {b} | {_signed(mine, 'score')} | {_signed(mine, 'first')} "
+                         f"| {_signed(mine, 'second')} | {per_seed} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _signed(pairs: list[dict], field: str) -> str:
+    values = [p[field] for p in pairs]
+    if len(values) == 1:
+        err = pairs[0]["first_std_err"] if field == "first" else \
+            pairs[0]["second_std_err"] if field == "second" else \
+            math.hypot(pairs[0]["first_std_err"], pairs[0]["second_std_err"]) / 2
+        return f"{values[0]:+.3f} +- {1.959964 * err:.3f}"
+    text = _mean_text(values)
+    return text if text.startswith("-") else f"+{text}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    add = sub.add_parser("merge", help="add suite folders' measured runs to the ledger")
+    add.add_argument("folders", nargs="+", type=Path)
+    add.add_argument("--ledger", type=Path, required=True)
+    show = sub.add_parser("table", help="print the ledger's tables")
+    show.add_argument("--ledger", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        ledger = read_json(args.ledger) if args.ledger.exists() else {}
+        if args.command == "table":
+            print(tables(ledger))
+            return 0
+        for folder in args.folders:
+            if not (folder / "suite.json").exists():
+                raise LedgerError(f"{folder} is not a suite's folder (no suite.json)")
+            added = merge(ledger, *folder_entries(folder), source=str(folder))
+            print(f"{folder}: {added} new entries")
+    except (LedgerError, ValueError) as err:
+        print(f"suite_ledger: {err}", file=sys.stderr)
+        return 2
+    args.ledger.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.ledger, json.dumps(ledger, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
