@@ -13,7 +13,9 @@ Run: ``python experiments/bench_placement_kernel.py [--histories 1000000] [--gam
 3. One network per player (a short PSRO run's PPO best responses, played by their most
    probable action, the PPO oracle's default, and sampled) and a meta-policy of ``--members``
    networks a player (freshly initialised and sampled: what they cost does not depend on
-   their weights): the time split and the peak memory of the process. A pure policy's walk
+   their weights): the time split and the peak memory of the process; and, for reference, the
+   sampled network asked as the kernel asked networks before (one batch at a time, by the
+   module's own forward on torch's threads). A pure policy's walk
    skips every history neither player reaches, so it is short.
 """
 
@@ -32,12 +34,15 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench_exact_kernel import asked_one_batch_at_a_time  # noqa: E402
+
 import psro  # noqa: E402
 from psro.extensive_form.members import UniformMember  # noqa: E402
+from psro.kernels import placement_exact  # noqa: E402
 from psro.kernels import placement_trie as trie_walk  # noqa: E402
+from psro.kernels.base import threads  # noqa: E402
 from psro.kernels.exact import exact_exploitability  # noqa: E402
 from psro.kernels.placement import PlacementRules, tries  # noqa: E402
-from psro.kernels.placement_exact import threads  # noqa: E402
 from psro.rl.networks import ActorCritic, NeuralPolicy  # noqa: E402
 
 GAMES = ("phantom_ttt(obstype=reveal-nothing,gameversion=classical)",
@@ -145,6 +150,9 @@ def evaluate(spec: str, members: int) -> None:
             trained = [[(run.population[p][-1], 1.0)] for p in range(2)]
         how = "its most probable action (greedy, the default)" if greedy else "sampled"
         row(f"one PPO network a player, {how}", game, trained, reference)
+    with asked_one_batch_at_a_time(placement_exact):
+        row("one PPO network a player, sampled, asked one whole batch at a time (reference)",
+            game, trained, reference)
     row(f"{members} networks a player", game, networks(spec, members, 0), reference)
 
 

@@ -4,7 +4,10 @@ strings, other OpenSpiel policies at a state of each."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 import numpy as np
 
@@ -17,7 +20,7 @@ from psro.evaluation.user_policies import (
     module_probs,
     openspiel_probs,
 )
-from psro.kernels.base import InfoBatch, KernelError
+from psro.kernels.base import InfoBatch, KernelError, threads
 
 
 def batch_probs(policy, batch: InfoBatch) -> np.ndarray:
@@ -65,6 +68,34 @@ def batch_probs(policy, batch: InfoBatch) -> np.ndarray:
                           f"a torch module, a mapping or an OpenSpiel policy")
     _check(probs, batch)
     return probs
+
+
+def asked_in_order(ask: Callable, policy, batches: Sequence[Callable[[], InfoBatch]]
+                   ) -> Iterator[np.ndarray]:
+    """``ask(policy, make())`` for each ``make`` of ``batches`` (each makes one batch of
+    information sets), yielded in their order. A network or torch module is asked at up to
+    :func:`~psro.kernels.base.threads` batches at once, each on one of as many threads with
+    torch on one intra-op thread (a toolkit network then runs a block of rows at a time,
+    :func:`psro.rl.networks.blocked_actor`: the same numbers, faster than torch's threads on
+    one batch); other policies (Python lookups) one batch at a time. At most one batch more
+    than the threads is made ahead of the one the caller reads."""
+    if not is_module(policy.policy if isinstance(policy, PolicyActor) else policy):
+        for make in batches:
+            yield ask(policy, make())
+        return
+    workers = threads()
+    from psro.rl.networks import one_thread
+
+    with ExitStack() as stack:
+        stack.enter_context(one_thread())
+        pool = stack.enter_context(ThreadPoolExecutor(workers))
+        pending: deque = deque()
+        for make in batches:
+            pending.append(pool.submit(lambda m: ask(policy, m()), make))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _is_tabular(policy) -> bool:

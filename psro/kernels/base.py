@@ -3,6 +3,7 @@ at, and the result of an evaluation."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -11,6 +12,19 @@ import numpy as np
 
 class KernelError(ValueError):
     """A game the kernel does not implement, or one too large for its memory limit."""
+
+
+def threads() -> int:
+    """Threads a kernel runs on (its walk, and the networks it asks):
+    ``PSRO_KERNEL_THREADS``, else the cores this process may use."""
+    given = os.environ.get("PSRO_KERNEL_THREADS")
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise KernelError(f"PSRO_KERNEL_THREADS={given!r}: give a whole number of "
+                              f"threads, at least 1")
+        return int(given)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
 
 
 @dataclass

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from psro.kernels.asking import batch_probs
+from psro.kernels.asking import asked_in_order, batch_probs
 from psro.kernels.base import KernelExploitability
 from psro.kernels.liars_dice import (
     CHUNK,
@@ -34,17 +34,19 @@ def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
         reach[0] = 1.0
         own = np.zeros((states, hands))
         asked = 0
-        for lo in range(0, states, CHUNK):
-            hi = min(states, lo + CHUNK)
-            masks = acting_masks(lo, hi, player)
-            start = time.perf_counter()
-            probs = batch_probs(policy, rules.batch(masks, player, game)).reshape(
-                len(masks), hands, bids + 1)
+        chunks = [(lo, min(states, lo + CHUNK)) for lo in range(0, states, CHUNK)]
+        makers = [lambda lo=lo, hi=hi: rules.batch(acting_masks(lo, hi, player), player, game)
+                  for lo, hi in chunks]
+        start = time.perf_counter()
+        for (lo, hi), probs in zip(chunks, asked_in_order(batch_probs, policy, makers),
+                                   strict=True):
+            probs = probs.reshape(-1, hands, bids + 1)
             seconds["tabularise"] += time.perf_counter() - start
             asked += probs.shape[0] * hands
             start = time.perf_counter()
             _propagate(lo, hi, player, bids, reach, own, probs)
             seconds["walk"] += time.perf_counter() - start
+            start = time.perf_counter()
         total += weight * own
         return asked
 

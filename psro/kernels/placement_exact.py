@@ -10,14 +10,14 @@ GIL), each adding to its own gradient arrays.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from psro.kernels.base import InfoBatch, KernelError, KernelExploitability
+from psro.kernels.asking import asked_in_order
+from psro.kernels.base import InfoBatch, KernelError, KernelExploitability, threads
 from psro.kernels.placement import PlacementRules, PlayerTrie, tries
 from psro.kernels.progress import MixtureProgress, summed_mixtures
 
@@ -25,19 +25,6 @@ FRONTIER_DEPTH = 3
 """Moves below the opening where the walk is cut into subtrees for the threads."""
 CHUNK = 1 << 16
 """Information sets asked of a policy in one batch."""
-
-
-def threads() -> int:
-    """Threads the walk runs on: ``PSRO_KERNEL_THREADS``, else the cores this process may
-    use."""
-    given = os.environ.get("PSRO_KERNEL_THREADS")
-    if given:
-        if not given.isdigit() or int(given) < 1:
-            raise KernelError(f"PSRO_KERNEL_THREADS={given!r}: give a whole number of "
-                              f"threads, at least 1")
-        return int(given)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count() or 1
 
 
 def batch(rules: PlacementRules, trie: PlayerTrie, player: int, lo: int, hi: int) -> InfoBatch:
@@ -80,16 +67,17 @@ def sequence_forms(rules: PlacementRules, both: tuple[PlayerTrie, PlayerTrie], s
         trie = both[player]
         reach = np.zeros(trie.sequences + 1)
         reach[-1] = 1.0
-        for lo in range(0, trie.nodes, CHUNK):
-            hi = min(trie.nodes, lo + CHUNK)
-            start = time.perf_counter()
-            probs = ask(policy, batch(rules, trie, player, lo, hi))
+        chunks = [(lo, min(trie.nodes, lo + CHUNK)) for lo in range(0, trie.nodes, CHUNK)]
+        makers = [lambda lo=lo, hi=hi: batch(rules, trie, player, lo, hi) for lo, hi in chunks]
+        start = time.perf_counter()
+        for (lo, _), probs in zip(chunks, asked_in_order(ask, policy, makers), strict=True):
             seconds["tabularise"] += time.perf_counter() - start
             start = time.perf_counter()
             walk.sequence_form(lo, trie.pseq, trie.seqbase, trie.legal,
                                np.ascontiguousarray(probs, dtype=np.float64), weight,
                                reach, total)
             seconds["walk"] += time.perf_counter() - start
+            start = time.perf_counter()
         return trie.nodes
 
     sfs, asked = summed_mixtures(seats, progress, lambda p: both[p].sequences + 1, add_member)

@@ -1,17 +1,17 @@
 """Where a long exact evaluation has got to, kept in a file so that an interrupted one resumes.
 
 A kernel (:mod:`psro.kernels`) sums each player's members one after the other into that
-player's sequence form; asking a network at every information set is most of the time (about
-30 s a network on liar's dice 2x5, 10 s on dark hex 3), so a meta-policy of 85 members a
-player takes an hour or more. :class:`MixtureProgress` saves, after a member (at most every
-``every_s`` seconds), the finished players' sums, the current player's partial sum and the
-next member to ask; a new evaluation of the same mixtures with the same file continues from
-there: its sums are the uninterrupted one's bit for bit (they are added in the same order),
-and so is its result where the kernel's walk is deterministic (the placement games' walk on
-several threads may differ in the last bit from one walk to the next, interrupted or not).
-The file names what it holds by a ``key`` the caller gives (e.g. a run's iteration and seed
-with the mixtures' weights); a file with another key, or one that cannot be read, is ignored
-and replaced.
+player's sequence form; asking a network at every information set is most of the time (from
+seconds to tens of seconds a network on the large games: docs/benchmarks.md), so a meta-policy
+of 85 members a player takes half an hour or more. :class:`MixtureProgress` saves, after a
+member (at most every ``every_s`` seconds), the finished players' sums, the current player's
+partial sum and the next member to ask; a new evaluation of the same mixtures with the same
+file continues from there: its sums are the uninterrupted one's bit for bit (they are added in
+the same order), and so is its result where the kernel's walk is deterministic (the placement
+games' walk on several threads may differ in the last bit from one walk to the next,
+interrupted or not). The file names what it holds by a ``key`` the caller gives (e.g. a run's
+iteration and seed with the mixtures' weights); a file with another key, or one that cannot be
+read, is ignored and replaced.
 """
 
 from __future__ import annotations
