@@ -72,9 +72,9 @@ def _openspiel_policy(game, seats) -> openspiel_policy.TabularPolicy:
 
 
 def test_liars_dice_networks_on_threads_equal_openspiels(monkeypatch):
-    """Liar's dice with 2 dice of 3 sides: 12,288 information sets a player in one batch (a
+    """Liar's dice with 1 die of 6 sides: 12,288 information sets a player in one batch (a
     blocked forward), then in batches of 768 (12 chunks, several asked at once)."""
-    spec = "liars_dice(numdice=2,dice_sides=3)"
+    spec = "liars_dice(numdice=1,dice_sides=6)"
     game = pyspiel.load_game(spec)
     size, actions = game.information_state_tensor_size(), game.num_distinct_actions()
     seats = [[(NeuralPolicy(p, _network(size, actions, 10 + p), {"player": p}), 1.0)]
