@@ -13,7 +13,8 @@ The suite's folder (``<game>`` and ``<method>`` are the labels as folder names):
     DIR/<game>/head_to_head.json           large tier: every pair of methods, same seeds
 
 A run's meta-solver that fails stops that run (its ``done.json`` says where and why) and the
-suite goes on.
+suite goes on. A large-tier game's head-to-head games of a seed are played as soon as every run
+of the game and seed has ended and been measured, so a suite stopped part way keeps them.
 
 Several runs at once: ``jobs`` (``psro bench --jobs N``) runs up to N of the suite's jobs at the
 same time, in worker processes on this machine or as tasks of a Ray cluster
@@ -86,19 +87,22 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     atomic_write_text(out / "suite.json", json.dumps(describe(suite), indent=1))
     progress = SuiteProgress(runs, stream, dispatcher.jobs)
     events = _events(dispatcher, work, out)
+    played: set = set()  # (game, seed) played head to head in this call
     try:
         for event, job, what in events:
-            if quiet:
-                continue
-            if job.run is None:
+            if not quiet and job.run is None:
                 if event == "started":
                     progress.note(f"{job.name}: CFR+ and the tabular solvers for up to "
                                   f"{job.reference.budget_s:g} s each (unless measured "
                                   f"already), uniform policy")
-            elif event == "started":
+            elif not quiet and event == "started":
                 progress.starting(job.index, what if dispatcher.jobs > 1 else "")
-            else:
+            elif not quiet:
                 progress.finished(job.index, what.row, _outcome(job.run, what), what.ran)
+            if event != "started" and job.run is not None and job.run.game.tier == "large" \
+                    and _seed_ended(job.run, runs, out, played) and not quiet:
+                progress.note(f"{job.run.game.label} · seed {job.run.seed}: its methods "
+                              f"played head to head")
     finally:
         events.close()  # stops the jobs still running (an error, Ctrl-C)
     for game in chosen:
@@ -118,6 +122,23 @@ def _events(dispatcher: Dispatcher, work: list[Job], out: Path) -> Iterator:
              (job.run.game.tier != "large" or bound_path(job.run).exists()) for job in work]
     yield from SequentialJobs().run([j for j, e in zip(work, ended, strict=True) if e], out)
     yield from dispatcher.run([j for j, e in zip(work, ended, strict=True) if not e], out)
+
+
+def _seed_ended(run: PlannedRun, runs: list[PlannedRun], out: Path, played: set) -> bool:
+    """Play the head-to-head games of ``run``'s seed once every run of its game and seed has
+    ended and been measured (:func:`psro.bench.evaluation.head_to_head`, over the seeds of the
+    game whose runs have all ended: a seed's records are kept, so each seed is played once),
+    so that a suite stopped before its last seed keeps them. Returns whether it played (once
+    a game and seed: ``played`` holds those played)."""
+    mine = [r for r in runs if r.game is run.game]
+    ended = {r.seed for r in mine} - {r.seed for r in mine
+                                      if not (r.finished and bound_path(r).exists())}
+    if run.seed not in ended or (id(run.game), run.seed) in played:
+        return False
+    played.add((id(run.game), run.seed))
+    head_to_head(run.game, [r for r in mine if r.seed in ended],
+                 out / slug(run.game.label) / "head_to_head.json")
+    return True
 
 
 def _outcome(run: PlannedRun, result: JobResult) -> str:

@@ -240,6 +240,30 @@ def test_head_to_head_plays_a_new_seed_only_and_keeps_seeds_whose_networks_are_g
         head_to_head(sampled[0].game, sampled, tmp_path / "fresh.json")
 
 
+def test_a_seeds_head_to_head_is_played_when_its_runs_end(tmp_path, monkeypatch):
+    """A suite stopped before its last seed keeps the head-to-head results of the seeds whose
+    runs ended: seed 0's games are played before seed 1's runs start, and the end of the
+    suite plays only seed 1's (seed 0's record is kept as it was)."""
+    import psro.bench.runner as runner
+
+    suite = Suite("tiny", (_suite().games[1],), seeds=(0, 1))
+    calls = []
+    played = runner.head_to_head
+
+    def recorded(game, runs, path):
+        calls.append(({(r.method.label, r.seed) for r in runs},
+                      (tmp_path / "out" / "kuhn-sampled" / "psro" / "seed-1").exists()))
+        return played(game, runs, path)
+
+    monkeypatch.setattr(runner, "head_to_head", recorded)
+    run_suite(suite, tmp_path / "out", quiet=True)
+    assert calls[0] == ({("psro", 0), ("self-play", 0)}, False)
+    assert calls[-1][0] == {("psro", 0), ("self-play", 0), ("psro", 1), ("self-play", 1)}
+    (pair,) = json.loads((tmp_path / "out" / "kuhn-sampled" / "head_to_head.json").read_text())[
+        "pairs"]
+    assert [r["seed"] for r in pair["per_seed"]] == [0, 1]
+
+
 def test_a_second_call_skips_what_is_finished_and_another_suite_is_refused(suite_dir):
     out, _ = suite_dir
     metrics = out / "kuhn" / "psro" / "seed-0" / "metrics.csv"
