@@ -53,14 +53,15 @@ class LedgerError(ValueError):
     """A folder or ledger that cannot be merged: its message names the run and the values."""
 
 
-def folder_entries(out: Path) -> tuple[str, list[dict], list[dict]]:
-    """The suite name of the folder ``out``, its finished and measured runs and its
-    head-to-head records per seed (large-tier games only)."""
+def folder_entries(out: Path) -> tuple[str, dict, list[dict], list[dict]]:
+    """The suite name of the folder ``out``, its large-tier games' method labels in the
+    suite's order, its finished and measured runs and its head-to-head records per seed."""
     described = read_json(out / "suite.json")
-    runs, pairs = [], []
+    runs, pairs, methods = [], [], {}
     for game in described.get("games", ()):
         if game.get("tier") != "large":
             continue
+        methods[game["label"]] = [m["label"] for m in game.get("methods", ())]
         folder = out / slug(game["label"])
         for method in game.get("methods", ()):
             for seed in described.get("seeds", ()):
@@ -74,7 +75,7 @@ def folder_entries(out: Path) -> tuple[str, list[dict], list[dict]]:
                 if "iterations" in row:
                     pairs.append({"game": game["label"], "a": pair["a"], "b": pair["b"],
                                   "seed": row["seed"], **{k: row[k] for k in PAIR_KEYS}})
-    return described["name"], runs, pairs
+    return described["name"], methods, runs, pairs
 
 
 def _measured_run(path: Path) -> dict | None:
@@ -92,11 +93,19 @@ def _measured_run(path: Path) -> dict | None:
             **{k: measured.get(k) for k in RUN_KEYS}}
 
 
-def merge(ledger: dict, name: str, runs: list[dict], pairs: list[dict], source: str) -> int:
-    """Add ``runs`` and ``pairs`` of suite ``name`` to ``ledger`` (in place); returns how many
-    entries were new. :class:`LedgerError` for another suite or a value that differs."""
+def merge(ledger: dict, name: str, methods: dict, runs: list[dict], pairs: list[dict],
+          source: str) -> int:
+    """Add ``runs`` and ``pairs`` of suite ``name`` (whose large-tier games have the method
+    labels ``methods``, in order) to ``ledger`` (in place); returns how many entries were new.
+    :class:`LedgerError` for another suite, a game whose methods are in another order (a
+    pair's episodes are seeded by the methods' places) or a value that differs."""
     if ledger.setdefault("suite", name) != name:
         raise LedgerError(f"{source} holds suite {name!r}; the ledger is of {ledger['suite']!r}")
+    for game, labels in methods.items():
+        held = ledger.setdefault("methods", {}).setdefault(game, labels)
+        if held != labels:
+            raise LedgerError(f"{source}: game {game!r} has the methods {labels}; the ledger's "
+                              f"are {held} (a pair's games are seeded by the methods' places)")
     added = 0
     for kind, entries, key_of in (("runs", runs, ("game", "method", "seed")),
                                   ("pairs", pairs, ("game", "a", "b", "seed"))):
@@ -136,13 +145,16 @@ def tables(ledger: dict) -> str:
     """The ledger's tables in Markdown: per game, each method's exploitability over seeds and
     each pair's head-to-head score over the seeds both ran."""
     lines = []
-    for game in dict.fromkeys(r["game"] for r in ledger.get("runs", ())):
-        runs = [r for r in ledger["runs"] if r["game"] == game]
+    order = ledger.get("methods", {})
+    for game in order:
+        runs = [r for r in ledger.get("runs", ()) if r["game"] == game]
+        if not runs:
+            continue
         kinds = {r["exploitability_kind"] for r in runs}
         lines += [f"### {game} ({', '.join(sorted(kinds))})", "",
                   "| method | seeds | exploitability (mean +- 95%) | per seed | env steps |",
                   "| --- | --- | --- | --- | --- |"]
-        for method in dict.fromkeys(r["method"] for r in runs):
+        for method in (m for m in order[game] if any(r["method"] == m for r in runs)):
             mine = sorted((r for r in runs if r["method"] == method), key=lambda r: r["seed"])
             values = [r["exploitability"] for r in mine]
             per_seed = ", ".join(f"{r['seed']}: {r['exploitability']:.3f}" for r in mine)
@@ -153,7 +165,8 @@ def tables(ledger: dict) -> str:
         if pairs:
             lines += ["", "| A | B | A's score (mean +- 95%) | as player 0 | as player 1 | "
                       "per seed |", "| --- | --- | --- | --- | --- | --- |"]
-        for a, b in dict.fromkeys((p["a"], p["b"]) for p in pairs):
+        for a, b in sorted(dict.fromkeys((p["a"], p["b"]) for p in pairs),
+                           key=lambda ab: (order[game].index(ab[0]), order[game].index(ab[1]))):
             mine = sorted((p for p in pairs if (p["a"], p["b"]) == (a, b)),
                           key=lambda p: p["seed"])
             per_seed = ", ".join(f"{p['seed']}: {p['score']:+.3f}" for p in mine)

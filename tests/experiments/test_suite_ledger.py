@@ -67,7 +67,9 @@ def test_seeds_run_apart_merge_to_the_numbers_of_one_folder(ledger_module, tmp_p
     assert ledger_module.main(["merge", str(tmp_path / "none"), "--ledger", str(ledger)]) == 2
 
 
-def test_a_ledger_of_another_suite_is_refused(ledger_module):
-    ledger = {"suite": "large-10m", "runs": [], "pairs": []}
+def test_a_ledger_of_another_suite_or_method_order_is_refused(ledger_module):
+    ledger = {"suite": "large-10m", "methods": {"G": ["a", "b"]}, "runs": [], "pairs": []}
     with pytest.raises(ledger_module.LedgerError, match="holds suite 'other'"):
-        ledger_module.merge(ledger, "other", [], [], "DIR")
+        ledger_module.merge(ledger, "other", {}, [], [], "DIR")
+    with pytest.raises(ledger_module.LedgerError, match="has the methods \\['b', 'a'\\]"):
+        ledger_module.merge(ledger, "large-10m", {"G": ["b", "a"]}, [], [], "DIR")
