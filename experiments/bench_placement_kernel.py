@@ -13,15 +13,18 @@ Run: ``python experiments/bench_placement_kernel.py [--histories 1000000] [--gam
 3. One network per player (a short PSRO run's PPO best responses, played by their most
    probable action, the PPO oracle's default, and sampled) and a meta-policy of ``--members``
    networks a player (freshly initialised and sampled: what they cost does not depend on
-   their weights): the time split and the peak memory of the process; and, for reference, the
-   sampled network asked as the kernel asked networks before (one batch at a time, by the
-   module's own forward on torch's threads). A pure policy's walk
+   their weights): the time split and the peak memory of the process. A pure policy's walk
    skips every history neither player reaches, so it is short.
+
+``--asking [--members N]``: only the asking of N networks a player at every information set, as
+the kernel asks them (several batches at once, one torch thread each) and, for reference, one
+whole batch at a time by the module's own forward on torch's threads, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import sys
@@ -40,6 +43,7 @@ import psro  # noqa: E402
 from psro.extensive_form.members import UniformMember  # noqa: E402
 from psro.kernels import placement_exact  # noqa: E402
 from psro.kernels import placement_trie as trie_walk  # noqa: E402
+from psro.kernels.asking import batch_probs  # noqa: E402
 from psro.kernels.base import threads  # noqa: E402
 from psro.kernels.exact import exact_exploitability  # noqa: E402
 from psro.kernels.placement import PlacementRules, tries  # noqa: E402
@@ -150,10 +154,31 @@ def evaluate(spec: str, members: int) -> None:
             trained = [[(run.population[p][-1], 1.0)] for p in range(2)]
         how = "its most probable action (greedy, the default)" if greedy else "sampled"
         row(f"one PPO network a player, {how}", game, trained, reference)
-    with asked_one_batch_at_a_time(placement_exact):
-        row("one PPO network a player, sampled, asked one whole batch at a time (reference)",
-            game, trained, reference)
     row(f"{members} networks a player", game, networks(spec, members, 0), reference)
+
+
+def asking(spec: str, members: int) -> None:
+    """Asking ``members`` networks a player at every information set (the sequence forms,
+    not the walk), as the kernel asks them and, for reference, one whole batch at a time by the
+    module's own forward on torch's threads: seconds of each and the ratio."""
+    game = pyspiel.load_game(spec)
+    rules = PlacementRules.of(game)
+    both = tries(rules, ())
+    seats = networks(spec, members, 0)
+    times, sums = [], []
+    for reference in (False, True):
+        seconds = {"tabularise": 0.0, "walk": 0.0}
+        with asked_one_batch_at_a_time(placement_exact) if reference else \
+                contextlib.nullcontext():
+            sfs, asked = placement_exact.sequence_forms(rules, both, seats, batch_probs, seconds)
+        times.append(seconds["tabularise"])
+        sums.append(sfs)
+    for player in range(2):  # the same sums, bit for bit
+        np.testing.assert_array_equal(sums[0][player], sums[1][player])
+    print(f"{spec}: {members} networks a player, {asked:,} information sets asked: "
+          f"{times[0]:.1f} s as the kernel asks them ({threads()} threads), {times[1]:.1f} s one "
+          f"whole batch at a time (reference): {times[1] / times[0]:.2f}x; the same sequence "
+          f"forms bit for bit")
 
 
 def main() -> None:
@@ -164,8 +189,14 @@ def main() -> None:
     parser.add_argument("--games", nargs="+", default=list(GAMES))
     parser.add_argument("--skip-rules", action="store_true")
     parser.add_argument("--members", type=int, default=30)
+    parser.add_argument("--asking", action="store_true",
+                        help="only time asking --members networks a player, as the kernel asks "
+                             "them and one whole batch at a time")
     args = parser.parse_args()
     for spec in args.games:
+        if args.asking:
+            asking(spec, args.members)
+            continue
         if not args.skip_rules:
             check_rules(spec, args.histories)
         if not args.rules_only:
