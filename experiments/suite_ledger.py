@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -199,7 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ledger = read_json(args.ledger) if args.ledger.exists() else {}
         if args.command == "table":
-            print(tables(ledger))
+            try:
+                print(tables(ledger), flush=True)
+            except BrokenPipeError:  # the reader is gone (`... table | head`): stop quietly
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the exit's own flush
+                return 141
             return 0
         for folder in args.folders:
             if not (folder / "suite.json").exists():
