@@ -14,7 +14,7 @@ same values (to 1e-9): the same configuration and seed give the same run, so a d
 means the runs are not comparable, and the merge stops (exit 2) naming it. ``table`` prints,
 per game, each method's mean exploitability with its 95% Student-t interval over seeds and the
 values seed by seed, and each pair's head-to-head score over the seeds both methods ran (the
-suite report's formula, :func:`psro.bench.evaluation.head_to_head`).
+suite report's formula, :func:`psro.bench.evaluation.pair_summary`).
 
 A seed's runs and head-to-head do not depend on the other seeds' (each is seeded by its own
 seed and the methods' places in the suite), so seeds run into separate folders give the numbers
@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+from psro.bench.evaluation import pair_summary  # noqa: E402
 from psro.bench.folder import slug  # noqa: E402
 from psro.reports.groups import interval  # noqa: E402
 from psro.storage import checkpoint  # noqa: E402
@@ -171,21 +172,13 @@ def tables(ledger: dict) -> str:
             mine = sorted((p for p in pairs if (p["a"], p["b"]) == (a, b)),
                           key=lambda p: p["seed"])
             per_seed = ", ".join(f"{p['seed']}: {p['score']:+.3f}" for p in mine)
-            lines.append(f"| {a} | {b} | {_signed(mine, 'score')} | {_signed(mine, 'first')} "
-                         f"| {_signed(mine, 'second')} | {per_seed} |")
+            pair = pair_summary(a, b, [p["seed"] for p in mine], mine)
+            cells = " | ".join(f"{pair[f]:+.3f} +- {pair[w]:.3f}" for f, w in (
+                ("score", "half_width"), ("first", "first_half_width"),
+                ("second", "second_half_width")))
+            lines.append(f"| {a} | {b} | {cells} | {per_seed} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def _signed(pairs: list[dict], field: str) -> str:
-    values = [p[field] for p in pairs]
-    if len(values) == 1:
-        err = pairs[0]["first_std_err"] if field == "first" else \
-            pairs[0]["second_std_err"] if field == "second" else \
-            math.hypot(pairs[0]["first_std_err"], pairs[0]["second_std_err"]) / 2
-        return f"{values[0]:+.3f} +- {1.959964 * err:.3f}"
-    text = _mean_text(values)
-    return text if text.startswith("-") else f"+{text}"
 
 
 def main(argv: list[str] | None = None) -> int:

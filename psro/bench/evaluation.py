@@ -136,9 +136,10 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     A seed's games are played once: a record of ``path`` for the same pair, seed, iterations
     and places is kept as it is (its episodes are seeded by the seed and the places), so a
     seed added later plays its own games only, and a pair whose runs' networks are gone (a
-    suite folder copied without them, :mod:`psro.bench.results_copy`) keeps its record."""
+    suite folder copied without them) keeps its record."""
     ended = {(r.method.label, r.seed): (r, _last_iteration(r.path)) for r in runs}
-    if not ended or games.load(game.game).pyspiel_game.num_players() != 2:
+    pyspiel_game = play_game(game.game)
+    if not ended or pyspiel_game.num_players() != 2:
         return None
     key = {"version": HEAD_TO_HEAD_VERSION, "runs": hashlib.sha256(json.dumps(sorted(
         (m, s, it) for (m, s), (_, it) in ended.items())).encode()).hexdigest()}
@@ -148,7 +149,6 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     labels = [m.label for m in game.methods]
     kept = _kept_records(path)
     options = monte_carlo.estimate_options(run_config(game, game.methods[0], 0).monte_carlo)
-    pyspiel_game = play_game(game.game)
     loaded: dict = {}
 
     def seats(label: str, seed: int) -> tuple:
@@ -172,7 +172,7 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
                     pyspiel_game, (sa, wa), (sb, wb), derive_seed(seed, 4242, i, j, 0),
                     derive_seed(seed, 4242, i, j, 1), options), **mark}
             per_seed.append(record)
-        pairs.append(_pair(a, b, seeds, per_seed))
+        pairs.append(pair_summary(a, b, seeds, per_seed))
         score[i, j], score[j, i] = pairs[-1]["score"], -pairs[-1]["score"]
     made = {"key": key, "methods": labels, "pairs": pairs,
             "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
@@ -213,8 +213,13 @@ def _play_both_seats(pyspiel_game, a: tuple, b: tuple, seed_first: int, seed_sec
             "second": float(two.mean[1]), "second_std_err": float(two.std_err[1])}
 
 
-def _pair(a: str, b: str, seeds: list[int], per_seed: list[dict]) -> dict:
-    """A pair's record: its per-seed scores and their means with 95% half-widths."""
+def pair_summary(a: str, b: str, seeds: list[int], per_seed: list[dict]) -> dict:
+    """A pair's record from its per-seed records (``{"score", "first", "first_std_err",
+    "second", "second_std_err", ...}``, one a seed of ``seeds``): ``{"a", "b", "score",
+    "half_width", "first", "first_half_width", "second", "second_half_width", "seeds",
+    "per_seed"}``, each mean over seeds with the half-width of its 95% Student-t interval (one
+    seed: its Monte Carlo interval; the score's standard error is the seats' combined, halved).
+    """
     pair: dict = {"a": a, "b": b}
     pair["score"], pair["half_width"] = _over_seeds(
         [r["score"] for r in per_seed],

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 
 import numpy as np
 
@@ -86,9 +85,7 @@ def asked_in_order(ask: Callable, policy, batches: Sequence[Callable[[], InfoBat
     workers = threads()
     from psro.rl.networks import one_thread
 
-    with ExitStack() as stack:
-        stack.enter_context(one_thread())
-        pool = stack.enter_context(ThreadPoolExecutor(workers))
+    with one_thread(), ThreadPoolExecutor(workers) as pool:
         pending: deque = deque()
         for make in batches:
             pending.append(pool.submit(lambda m: ask(policy, m()), make))

@@ -64,18 +64,22 @@ class MixtureProgress:
         now = time.perf_counter()
         if self._saved_at is not None and now - self._saved_at < self.every_s:
             return
-        arrays = {f"done_{p}": a for p, a in enumerate(done)}
-        atomic_write_bytes(self.path, lambda h: np.savez(
-            h, key=np.array(self.key), players=np.array(len(done)), member=np.array(member),
-            has_partial=np.array(True), partial=partial, asked=np.array(asked), **arrays))
-        self._saved_at = time.perf_counter()
+        self._save(done, asked, member=member, partial=partial)
 
     def sums_done(self, sums: list[np.ndarray], asked: int) -> None:
         """Save every player's finished sum (always, whenever the last save was)."""
-        arrays = {f"done_{p}": a for p, a in enumerate(sums)}
+        self._save(sums, asked)
+
+    def _save(self, done: list[np.ndarray], asked: int, member: int = 0,
+              partial: np.ndarray | None = None) -> None:
+        """Write the file: the players' sums ``done``, then (``partial`` not None) the next
+        player's partial sum up to its member ``member``."""
+        arrays = {f"done_{p}": a for p, a in enumerate(done)}
+        if partial is not None:
+            arrays["partial"] = partial
         atomic_write_bytes(self.path, lambda h: np.savez(
-            h, key=np.array(self.key), players=np.array(len(sums)), member=np.array(0),
-            has_partial=np.array(False), asked=np.array(asked), **arrays))
+            h, key=np.array(self.key), players=np.array(len(done)), member=np.array(member),
+            has_partial=np.array(partial is not None), asked=np.array(asked), **arrays))
         self._saved_at = time.perf_counter()
 
     def finished(self) -> None:
