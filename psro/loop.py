@@ -75,7 +75,7 @@ class PSRO(RunChanges):
             self.writer = checkpoint.RunWriter.create(
                 out, self.config, {**parts.manifest(), "provenance": provenance()},
                 overwrite=overwrite)
-            self._attach_tensorboard(out)
+            self._attach_folder(out)
 
     def _start(self, config: RunConfig, parts: Parts, state: RunState,
                callbacks: tuple[Callback, ...]) -> None:
@@ -99,7 +99,11 @@ class PSRO(RunChanges):
         self.notice: Callable[[str], None] | None = None  # told of the final lower bound
         self.columns = parts.metric_columns()  # of every row, in order (psro.metrics_row)
 
-    def _attach_tensorboard(self, out: str | Path) -> None:
+    def _attach_folder(self, out: str | Path) -> None:
+        """What the run keeps in its directory besides the writer's files: TensorBoard's
+        logs, and the progress of an evaluator that can resume a long measurement there."""
+        if (keep_progress := getattr(self.evaluator, "keep_progress_in", None)) is not None:
+            keep_progress(Path(out))
         if self.config.tensorboard:
             from psro.storage.tensorboard import tensorboard_callback
 
@@ -122,7 +126,7 @@ class PSRO(RunChanges):
         run.provenance_changes = differences(saved.manifest.get("provenance"), provenance())
         run.columns = saved.continued_columns(run.columns)
         run.writer = saved.writer(run.columns)
-        run._attach_tensorboard(out)
+        run._attach_folder(out)
         return run
 
     # -- state, for readers -------------------------------------------------------------------

@@ -35,7 +35,8 @@ from games.simulation import turn_based
 from psro.backends import make_backend
 from psro.bench.suites import SuiteGame, run_config
 from psro.evaluation import monte_carlo
-from psro.evaluation.sampled import exact_row, lower_bound_with_curves
+from psro.evaluation.kernel_rows import exact_row
+from psro.evaluation.sampled import lower_bound_with_curves
 from psro.kernels import kernel_for
 from psro.kernels.progress import MixtureProgress
 from psro.payoffs import utility_scale

@@ -24,8 +24,10 @@ import solvers
 from psro.backends import Backend, Task
 from psro.context import GameContext
 from psro.evaluation import monte_carlo
+from psro.evaluation.kernel_rows import exact_row
 from psro.evaluation.refinement import entries_to_refine
 from psro.extensive_form.members import UniformMember
+from psro.kernels.progress import run_progress
 from psro.metrics_row import MEASURED_COLUMNS, per_player
 from psro.payoffs import PayoffTable
 from psro.rl.config import PPOConfig, response_config
@@ -75,9 +77,16 @@ class SampledEvaluator:
             if kernel_for(context.game.pyspiel_game) is not None else None
         """The game, where a compiled kernel measures exploitability exactly (then every
         measurement the lower bound would make is exact instead); None elsewhere."""
+        self.progress_folder = None
+        """Where an exact evaluation keeps its progress (:meth:`keep_progress_in`)."""
         self.fill = True
         """Whether the payoff entries are estimated (set off where no part reads them: the
         table then holds NaN with counts of 0, and the rows no values)."""
+
+    def keep_progress_in(self, folder) -> None:
+        """Keep an exact evaluation's progress in ``folder`` (the run directory), so that one
+        stopped part way resumes there (:func:`psro.kernels.progress.run_progress`)."""
+        self.progress_folder = folder
 
     def initial_members(self) -> list[UniformMember]:
         """One uniform member per player (no tree to tabulate on)."""
@@ -198,8 +207,10 @@ class SampledEvaluator:
         if not self.final:
             return None
         if self.kernel_game is not None:
+            kept = "" if self.progress_folder is None else \
+                "; its progress kept in the run directory, where a resumed run continues it"
             return ("measuring the final meta-policy's exact exploitability (compiled kernel: "
-                    "every member asked at every information set)")
+                    f"every member asked at every information set{kept})")
         return (f"measuring the final meta-policy's approximate exploitability (a lower bound): "
                 f"a PPO best response of {self.ppo.env_steps:,} env steps for each of the "
                 f"{self.num_players} players")
@@ -229,7 +240,8 @@ class SampledEvaluator:
         row gains ``exploitability_half_width`` (95%). Where a compiled kernel exists, the
         exploitability is measured exactly instead (:func:`exact_row`)."""
         if self.kernel_game is not None:
-            return exact_row(self.kernel_game, state.populations, state.mixtures)
+            return exact_row(self.kernel_game, state.populations, state.mixtures,
+                             run_progress(self.progress_folder, state.iteration, state.mixtures))
         seats = [[m.actor(None) for m in pop] for pop in state.populations]
         seeds = [derive_seed(self.seed, 10**6 + state.iteration, p)
                  for p in range(len(seats) + 1)]
@@ -242,26 +254,6 @@ class SampledEvaluator:
         row["exploitability_half_width"] = float(
             monte_carlo.Z95 * np.sqrt(np.sum(np.square(errors))) / len(seats))
         return row
-
-
-def exact_row(game, populations: list[list], mixtures: list[np.ndarray],
-              progress=None) -> dict:
-    """The metrics row of the meta-policy's exact exploitability by the compiled kernel of
-    ``game`` (:mod:`psro.kernels`): its members' sequence-form mixture, every value exact
-    (``exploitability_kind = "exact"``, no standard errors or interval). ``progress``
-    (:class:`psro.kernels.progress.MixtureProgress`): where an interrupted evaluation
-    resumes."""
-    from psro.kernels.exact import exact_exploitability as kernel_exact
-    from psro.kernels.exact import mixture_seats
-
-    result = kernel_exact(game, mixture_seats(populations, mixtures), progress=progress)
-    n = len(populations)
-    return {"exploitability": result.exploitability, "nash_conv": result.nash_conv,
-            "exploitability_kind": "exact",
-            **{f"gain_p{p}": float(g) for p, g in enumerate(result.gains)},
-            **{f"gain_std_err_p{p}": None for p in range(n)},
-            **{f"value_p{p}": float(v) for p, v in enumerate(result.values)},
-            "exploitability_half_width": None}
 
 
 def ppo_lower_bound(game, seats: list[list], mixtures: list[np.ndarray], ppo: PPOConfig,

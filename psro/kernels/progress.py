@@ -16,6 +16,8 @@ read, is ignored and replaced.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -112,4 +114,24 @@ def summed_mixtures(seats, progress: MixtureProgress | None, size, add_member
     return sums, asked
 
 
-__all__ = ["MixtureProgress", "summed_mixtures"]
+RUN_PROGRESS_FILE = "exact_evaluation.progress.npz"
+"""The progress file of a run's exact evaluation, at the top of its run directory."""
+
+
+def run_progress(run_directory: str | Path | None, iteration: int,
+                 mixtures: list) -> MixtureProgress | None:
+    """The progress of the exact evaluation of a run's meta-policy at ``iteration``
+    (``mixtures``: per player, its members' weights), kept in :data:`RUN_PROGRESS_FILE` in
+    ``run_directory`` (None: kept nowhere, None returned). The run's members at an iteration
+    are fixed, so the key is the iteration and the weights (exactly, as JSON): the run's own
+    evaluation and ``psro exploitability --run`` of the same iteration continue each
+    other's."""
+    if run_directory is None:
+        return None
+    weights = json.dumps([np.asarray(m, dtype=float).tolist() for m in mixtures])
+    return MixtureProgress(Path(run_directory) / RUN_PROGRESS_FILE,
+                           f"iteration {int(iteration)} "
+                           f"{hashlib.sha256(weights.encode()).hexdigest()}")
+
+
+__all__ = ["RUN_PROGRESS_FILE", "MixtureProgress", "run_progress", "summed_mixtures"]

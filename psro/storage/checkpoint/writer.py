@@ -14,6 +14,7 @@ import numpy as np
 from psro.config import RunConfig
 from psro.errors import RunDirectoryError
 from psro.extensive_form.members import network_of
+from psro.kernels.progress import RUN_PROGRESS_FILE
 from psro.state import RunState
 from psro.storage.checkpoint.members import network_files, network_path, table_arrays_of
 from psro.storage.checkpoint.table_records import table_arrays
@@ -39,8 +40,10 @@ VIEWS = ("metrics.jsonl", "metrics.csv", "mixtures.jsonl", "oracle_log.jsonl")
 
 
 RUN_FILES = frozenset({"config.json", "run.json", *VIEWS, "checkpoint.npz", "payoffs.npz",
-                       "population.npz", "population.json", "ppo_log.jsonl"})
-"""The files at the top of a run directory of any format."""
+                       "population.npz", "population.json", "ppo_log.jsonl",
+                       RUN_PROGRESS_FILE})
+"""The files at the top of a run directory of any format (with an exact evaluation's
+progress)."""
 RUN_FOLDERS = {**RUN_FILE_FOLDERS, "report": None}
 """The folders of a run directory and the names the toolkit writes in each (``report`` is
 ``psro report``'s default output, which lists what it wrote in its own manifest)."""
