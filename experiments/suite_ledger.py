@@ -100,14 +100,18 @@ def merge(ledger: dict, name: str, methods: dict, runs: list[dict], pairs: list[
     """Add ``runs`` and ``pairs`` of suite ``name`` (whose large-tier games have the method
     labels ``methods``, in order) to ``ledger`` (in place); returns how many entries were new.
     :class:`LedgerError` for another suite, a game whose methods are in another order (a
-    pair's episodes are seeded by the methods' places) or a value that differs."""
+    pair's episodes are seeded by the methods' places; methods added at the end of either
+    list keep the others' places, and the ledger takes the longer list) or a value that
+    differs."""
     if ledger.setdefault("suite", name) != name:
         raise LedgerError(f"{source} holds suite {name!r}; the ledger is of {ledger['suite']!r}")
     for game, labels in methods.items():
         held = ledger.setdefault("methods", {}).setdefault(game, labels)
-        if held != labels:
+        shorter, longer = sorted((held, labels), key=len)
+        if longer[:len(shorter)] != shorter:
             raise LedgerError(f"{source}: game {game!r} has the methods {labels}; the ledger's "
                               f"are {held} (a pair's games are seeded by the methods' places)")
+        ledger["methods"][game] = list(longer)  # a method added at the end keeps the places
     added = 0
     for kind, entries, key_of in (("runs", runs, ("game", "method", "seed")),
                                   ("pairs", pairs, ("game", "a", "b", "seed"))):

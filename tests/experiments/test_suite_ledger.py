@@ -73,3 +73,15 @@ def test_a_ledger_of_another_suite_or_method_order_is_refused(ledger_module):
         ledger_module.merge(ledger, "other", {}, [], [], "DIR")
     with pytest.raises(ledger_module.LedgerError, match="has the methods \\['b', 'a'\\]"):
         ledger_module.merge(ledger, "large-10m", {"G": ["b", "a"]}, [], [], "DIR")
+
+
+def test_a_method_added_at_the_end_extends_the_ledgers_order(ledger_module):
+    """A suite file that gains a method at the end keeps the others' places (their pairs are
+    seeded by them): folders run before and after the method was added merge, in any order."""
+    ledger = {"suite": "large-10m", "methods": {"G": ["a", "b"]}, "runs": [], "pairs": []}
+    ledger_module.merge(ledger, "large-10m", {"G": ["a", "b", "c"]}, [], [], "DIR")
+    assert ledger["methods"]["G"] == ["a", "b", "c"]
+    ledger_module.merge(ledger, "large-10m", {"G": ["a", "b"]}, [], [], "OLD")
+    assert ledger["methods"]["G"] == ["a", "b", "c"]
+    with pytest.raises(ledger_module.LedgerError, match="has the methods \\['a', 'c'\\]"):
+        ledger_module.merge(ledger, "large-10m", {"G": ["a", "c"]}, [], [], "DIR")
