@@ -101,9 +101,8 @@ def shared_lower_bound(run, path: Path) -> dict:
         return saved
     seats, mixtures, _ = _seats(run.path)
     if exact:  # an hour or more for a large meta-policy: resumable member by member
-        weights = json.dumps([m.tolist() for m in mixtures])
-        progress = MixtureProgress(path.with_suffix(".progress.npz"),
-                                   json.dumps(key) + hashlib.sha256(weights.encode()).hexdigest())
+        progress = MixtureProgress.of_mixtures(path.with_suffix(".progress.npz"),
+                                               json.dumps(key), mixtures)
         row = exact_row(pyspiel_game, seats, mixtures, progress)
         made = {"key": key, **row, "curves": []}
         atomic_write_text(path, json.dumps(made, indent=1))

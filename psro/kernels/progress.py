@@ -41,6 +41,15 @@ class MixtureProgress:
         """Least seconds between two saves (the first member done is always saved)."""
         self._saved_at: float | None = None
 
+    @classmethod
+    def of_mixtures(cls, path: str | Path, name: str, mixtures: list,
+                    every_s: float = 30.0) -> MixtureProgress:
+        """The progress of an evaluation of a run's meta-policy: ``key`` is ``name`` (what
+        fixes the members: the run and its iteration) followed by the SHA-256 of the weights
+        ``mixtures`` (per player, exactly, as JSON)."""
+        weights = json.dumps([np.asarray(m, dtype=float).tolist() for m in mixtures])
+        return cls(path, name + hashlib.sha256(weights.encode()).hexdigest(), every_s)
+
     def resume(self) -> tuple[list[np.ndarray], int, np.ndarray | None, int]:
         """What an earlier evaluation left: (the finished players' sums, in player order; the
         next member of the current player; that player's partial sum, None to start afresh;
@@ -128,10 +137,8 @@ def run_progress(run_directory: str | Path | None, iteration: int,
     other's."""
     if run_directory is None:
         return None
-    weights = json.dumps([np.asarray(m, dtype=float).tolist() for m in mixtures])
-    return MixtureProgress(Path(run_directory) / RUN_PROGRESS_FILE,
-                           f"iteration {int(iteration)} "
-                           f"{hashlib.sha256(weights.encode()).hexdigest()}")
+    return MixtureProgress.of_mixtures(Path(run_directory) / RUN_PROGRESS_FILE,
+                                       f"iteration {int(iteration)} ", mixtures)
 
 
 __all__ = ["RUN_PROGRESS_FILE", "MixtureProgress", "run_progress", "summed_mixtures"]
