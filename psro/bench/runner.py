@@ -22,10 +22,10 @@ same time, in worker processes on this machine or as tasks of a Ray cluster
 
 Order: seed by seed, and within a seed game by game and method by method, so that a slow spell
 of the machine falls on every method alike; a game's reference lines are measured right after
-its first seed's runs. A finished run is skipped, a killed one resumed,
-so the command can be run again after an interruption and continues where it stopped; a call
-may run some of the suite's games only (``games``), into the same folder. A method
-whose configuration reads no seed (exact oracle, deterministic meta-solver) runs its first seed
+its first seed's runs. A finished run is skipped, a killed one resumed, so the command can be
+run again after an interruption and continues where it stopped; a call may run some of the
+suite's games or methods only (``games``, ``methods``), into the same folder. A method whose
+configuration reads no seed (exact oracle, deterministic meta-solver) runs its first seed
 only: every seed would give the same run. A run directory that holds another configuration
 than the suite's is refused, naming it, and so is a folder that holds another suite, or other
 things and no ``suite.json``.
@@ -55,17 +55,19 @@ SUITE_SETTINGS = ("backend", "workers", "ray_address")
 
 def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
               stream: TextIO | None = None, quiet: bool = False,
-              games: Sequence[str] | None = None, jobs: int | str | None = None
-              ) -> list[PlannedRun]:
+              games: Sequence[str] | None = None, jobs: int | str | None = None,
+              methods: Sequence[str] | None = None) -> list[PlannedRun]:
     """Run every run of ``suite`` into ``out`` (see the module docstring), then the reference
     lines (walkable tier) and the shared-budget lower bounds and head-to-head results (large
     tier). ``overrides``: RunConfig fields for every run (``backend``, ``workers``,
     ``ray_address``). ``games``: run only these games (labels, or their folder names), leaving
     the others' folders as they are; ``suite.json`` still describes the whole suite, so that
     calls for different games fill one folder and one report (a game's results do not depend
-    on the others'). ``jobs``: how many runs at once (None: one at a time in this process;
+    on the others'). ``methods``: run only these methods (labels, or their folder names) of
+    the chosen games; the head-to-head results take in every measured run of the game, of any
+    method. ``jobs``: how many runs at once (None: one at a time in this process;
     ``"auto"``: as many as there is room for), :mod:`psro.bench.dispatch`. Returns the planned
-    runs (of the games run)."""
+    runs (of the games and methods run)."""
     out = Path(out)
     unknown = sorted(set(overrides or {}) - set(SUITE_SETTINGS))
     if unknown:
@@ -74,8 +76,9 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
     suite = check_suite(suite)
     chosen = select_games(suite, games)
     dispatcher = make_dispatcher(jobs, overrides or {})
-    runs = [r for r in plan(suite, out, dispatcher.run_settings(overrides or {}))
-            if r.game in chosen]
+    planned = [r for r in plan(suite, out, dispatcher.run_settings(overrides or {}))
+               if r.game in chosen]
+    runs = select_methods(planned, chosen, methods)
     check_suite_folder(out, suite.name, suite.seeds,
                        json.loads(json.dumps(describe(suite)["games"])))
     check_runs(runs)  # before anything is written
@@ -100,14 +103,14 @@ def run_suite(suite: Suite, out: str | Path, overrides: dict | None = None,
             elif not quiet:
                 progress.finished(job.index, what.row, _outcome(job.run, what), what.ran)
             if event != "started" and job.run is not None and job.run.game.tier == "large" \
-                    and _seed_ended(job.run, runs, out, played) and not quiet:
+                    and _seed_ended(job.run, runs, planned, out, played) and not quiet:
                 progress.note(f"{job.run.game.label} · seed {job.run.seed}: its methods "
                               f"played head to head")
     finally:
         events.close()  # stops the jobs still running (an error, Ctrl-C)
     for game in chosen:
         if game.tier == "large":
-            head_to_head(game, [r for r in runs if r.game is game],
+            head_to_head(game, [r for r in planned if r.game is game and _measured(r)],
                          out / slug(game.label) / "head_to_head.json")
     return runs
 
@@ -124,19 +127,24 @@ def _events(dispatcher: Dispatcher, work: list[Job], out: Path) -> Iterator:
     yield from dispatcher.run([j for j, e in zip(work, ended, strict=True) if not e], out)
 
 
-def _seed_ended(run: PlannedRun, runs: list[PlannedRun], out: Path, played: set) -> bool:
-    """Play the head-to-head games of ``run``'s seed once every run of its game and seed has
-    ended and been measured (:func:`psro.bench.evaluation.head_to_head`, over the seeds of the
-    game whose runs have all ended: a seed's records are kept, so each seed is played once),
-    so that a suite stopped before its last seed keeps them. Returns whether it played (once
-    a game and seed: ``played`` holds those played)."""
-    mine = [r for r in runs if r.game is run.game]
-    ended = {r.seed for r in mine} - {r.seed for r in mine
-                                      if not (r.finished and bound_path(r).exists())}
-    if run.seed not in ended or (id(run.game), run.seed) in played:
+def _measured(run: PlannedRun) -> bool:
+    """Whether the run has ended and its large-tier measurement is written."""
+    return run.finished and bound_path(run).exists()
+
+
+def _seed_ended(run: PlannedRun, runs: list[PlannedRun], planned: list[PlannedRun], out: Path,
+                played: set) -> bool:
+    """Play the head-to-head games of ``run``'s game once every run of ``runs`` (those this
+    call runs) of its game and seed has ended and been measured
+    (:func:`psro.bench.evaluation.head_to_head`, over every measured run of the game in
+    ``planned``, of any method and seed: a pair's per-seed records are kept, so each is played
+    once), so that a suite stopped before its last seed keeps them. Returns whether it played
+    (once a game and seed: ``played`` holds those played)."""
+    if (id(run.game), run.seed) in played or not all(
+            _measured(r) for r in runs if r.game is run.game and r.seed == run.seed):
         return False
     played.add((id(run.game), run.seed))
-    head_to_head(run.game, [r for r in mine if r.seed in ended],
+    head_to_head(run.game, [r for r in planned if r.game is run.game and _measured(r)],
                  out / slug(run.game.label) / "head_to_head.json")
     return True
 
@@ -169,10 +177,30 @@ def select_games(suite: Suite, labels: Sequence[str] | None) -> list[SuiteGame]:
     return [g for g in suite.games if any(_names(g, label) for label in labels)]
 
 
-def _names(game: SuiteGame, label: str) -> bool:
-    """Whether ``label`` is ``game``'s label or its folder name."""
-    return label in (game.label, slug(game.label))
+def select_methods(runs: list[PlannedRun], games: list[SuiteGame],
+                   labels: Sequence[str] | None) -> list[PlannedRun]:
+    """The runs of ``runs`` whose method ``labels`` names (a method's label or its folder
+    name); every run for None. :class:`ConfigError` naming the methods of ``games`` for a
+    label none of them holds."""
+    if labels is None:
+        return runs
+    held = list(dict.fromkeys(m.label for g in games for m in g.methods))
+    accepted = ", ".join(repr(label) for label in held)
+    if not labels:
+        raise ConfigError(f"give at least one method; the games' methods are {accepted}")
+    for label in labels:
+        if not any(_names(m, label) for m in held):
+            raise ConfigError(f"no game run holds a method {label!r}; their methods are "
+                              f"{accepted}")
+    return [r for r in runs if any(_names(r.method.label, label) for label in labels)]
+
+
+def _names(named: SuiteGame | str, label: str) -> bool:
+    """Whether ``label`` is ``named``'s label (a game's, or a method label itself) or its
+    folder name."""
+    own = named if isinstance(named, str) else named.label
+    return label in (own, slug(own))
 
 
 __all__ = ["PlannedRun", "SuiteProgress", "deterministic", "plan", "run_suite",
-           "select_games"]
+           "select_games", "select_methods"]

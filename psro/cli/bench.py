@@ -23,6 +23,7 @@ def cmd_bench(args) -> int:
     check_positive("--seeds", args.seeds)
     if args.report_only:
         given = [flag for flag, value in (("--seeds", args.seeds), ("--game", args.game),
+                                          ("--method", args.method),
                                           ("--backend", args.backend),
                                           ("--workers", args.workers),
                                           ("--ray-address", args.ray_address),
@@ -39,7 +40,8 @@ def cmd_bench(args) -> int:
                  "ray_address": args.ray_address}
     if not args.report_only:
         run_suite(suite, args.out, {k: v for k, v in overrides.items() if v is not None},
-                  quiet=args.quiet, games=args.game, jobs=_jobs(args.jobs))
+                  quiet=args.quiet, games=args.game, jobs=_jobs(args.jobs),
+                  methods=args.method)
     else:
         _check_same_suite(suite.name, args.out)
     md = write_suite_report(args.out)
@@ -82,6 +84,10 @@ def add_parser(sub) -> None:
     bench.add_argument("--game", action="append", metavar="LABEL",
                        help="run only this game of the suite (its label or folder name; "
                             "repeat for more); the folder's report still covers every game")
+    bench.add_argument("--method", action="append", metavar="LABEL",
+                       help="run only this method of the games run (its label or folder name; "
+                            "repeat for more); head-to-head results take in every measured "
+                            "run of the game")
     bench.add_argument("--backend", help="where every run's tasks run: local, processes or ray")
     bench.add_argument("--workers", type=int, help="workers of --backend processes or ray")
     bench.add_argument("--ray-address", help="--backend ray: auto or HOST:PORT")

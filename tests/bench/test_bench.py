@@ -724,6 +724,32 @@ def test_games_can_be_run_one_call_each_into_one_folder_and_report(tmp_path, cap
     assert "has no game 'nosuch'; its games are 'kuhn_poker'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_methods_can_be_run_one_call_each_and_play_the_head_to_head_of_one_call(
+        tmp_path, suite_dir, capsys):
+    full, _ = suite_dir
+    out = tmp_path / "o"
+    runs = run_suite(_suite(), out, quiet=True, games=["Kuhn sampled"], methods=["self-play"])
+    assert [(r.method.label, r.seed) for r in runs] == [("self-play", 0), ("self-play", 1)]
+    assert not (out / "kuhn-sampled" / "psro").exists()
+    h2h = out / "kuhn-sampled" / "head_to_head.json"
+    assert json.loads(h2h.read_text())["pairs"] == []  # one method: no pair yet
+    # the other method by its folder name, in a later call: the pair is played over both
+    # seeds, with the numbers of the suite run in one call
+    runs = run_suite(_suite(), out, quiet=True, games=["kuhn-sampled"], methods=["psro"])
+    assert [(r.method.label, r.seed) for r in runs] == [("psro", 0), ("psro", 1)]
+    mine = json.loads(h2h.read_text())["pairs"]
+    theirs = json.loads((full / "kuhn-sampled" / "head_to_head.json").read_text())["pairs"]
+    assert [p["seeds"] for p in mine] == [[0, 1]] and mine == theirs
+    with pytest.raises(ConfigError, match="no game run holds a method 'xdo'; their methods "
+                                          "are 'psro', 'self-play'"):
+        run_suite(_suite(), out, quiet=True, games=["Kuhn sampled"], methods=["xdo"])
+    assert main(["bench", "quick", "--out", str(out), "--method", "nosuch"]) == 2
+    assert "no game run holds a method 'nosuch'; their methods are" in capsys.readouterr().err
+    assert main(["bench", "quick", "--out", str(out), "--report-only", "--method", "x"]) == 2
+    assert "--method would have no effect" in capsys.readouterr().err
+
+
 def test_a_large_tier_whose_bounds_overlap_says_it_cannot_rank_the_methods():
     from psro.bench.large_tier_report import _inseparable
 
