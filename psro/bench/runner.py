@@ -171,10 +171,10 @@ def select_games(suite: Suite, labels: Sequence[str] | None) -> list[SuiteGame]:
     if not labels:
         raise ConfigError(f"give at least one game; the suite's games are {accepted}")
     for label in labels:
-        if not any(_names(g, label) for g in suite.games):
+        if not any(_names(g.label, label) for g in suite.games):
             raise ConfigError(f"suite {suite.name!r} has no game {label!r}; its games are "
                               f"{accepted}")
-    return [g for g in suite.games if any(_names(g, label) for label in labels)]
+    return [g for g in suite.games if any(_names(g.label, label) for label in labels)]
 
 
 def select_methods(runs: list[PlannedRun], games: list[SuiteGame],
@@ -195,10 +195,8 @@ def select_methods(runs: list[PlannedRun], games: list[SuiteGame],
     return [r for r in runs if any(_names(r.method.label, label) for label in labels)]
 
 
-def _names(named: SuiteGame | str, label: str) -> bool:
-    """Whether ``label`` is ``named``'s label (a game's, or a method label itself) or its
-    folder name."""
-    own = named if isinstance(named, str) else named.label
+def _names(own: str, label: str) -> bool:
+    """Whether ``label`` is ``own`` (a game's or a method's label) or its folder name."""
     return label in (own, slug(own))
 
 
