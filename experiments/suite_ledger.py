@@ -11,10 +11,13 @@ separate folders and its tables are read from the ledger.
 ``seed-N.bound.json`` measured at the run's last iteration) and its head-to-head records per
 seed (``head_to_head.json``). A run or a seed's pair the ledger holds already must have the
 same values (to 1e-9): the same configuration and seed give the same run, so a difference
-means the runs are not comparable, and the merge stops (exit 2) naming it. ``table`` prints,
-per game, each method's mean exploitability with its 95% Student-t interval over seeds and the
-values seed by seed, and each pair's head-to-head score over the seeds both methods ran (the
-suite report's formula, :func:`psro.bench.evaluation.pair_summary`).
+means the runs are not comparable, and the merge stops (exit 2) naming it. One exception: a
+pair's record played exactly (``psro bench ... --exact-head-to-head``) replaces the Monte
+Carlo record of the same runs, and a Monte Carlo record merged after it leaves it as it is.
+``table`` prints, per game, each method's mean exploitability with its 95% Student-t interval
+over seeds and the values seed by seed, and each pair's head-to-head score over the seeds both
+methods ran (the suite report's formula, :func:`psro.bench.evaluation.pair_summary`) and how
+it was played (exact, Monte Carlo, or mixed across seeds).
 
 A seed's runs and head-to-head do not depend on the other seeds' (each is seeded by its own
 seed and the methods' places in the suite), so seeds run into separate folders give the numbers
@@ -45,7 +48,8 @@ from psro.storage.text_files import read_json  # noqa: E402
 RUN_KEYS = ("exploitability", "nash_conv", "exploitability_kind", "gain_p0", "gain_p1",
             "value_p0", "value_p1")
 """What the ledger keeps of a run's measurement (``seed-N.bound.json``)."""
-PAIR_KEYS = ("score", "first", "first_std_err", "second", "second_std_err", "iterations")
+PAIR_KEYS = ("score", "first", "first_std_err", "second", "second_std_err", "iterations",
+             "kind")
 """What the ledger keeps of a seed's head-to-head record."""
 TOLERANCE = 1e-9
 """How far a value merged again may be from the ledger's."""
@@ -76,7 +80,9 @@ def folder_entries(out: Path) -> tuple[str, dict, list[dict], list[dict]]:
             for row in pair.get("per_seed", ()):
                 if "iterations" in row:
                     pairs.append({"game": game["label"], "a": pair["a"], "b": pair["b"],
-                                  "seed": row["seed"], **{k: row[k] for k in PAIR_KEYS}})
+                                  "seed": row["seed"], **{k: row.get(k, "monte carlo")
+                                                          if k == "kind" else row[k]
+                                                          for k in PAIR_KEYS}})
     return described["name"], methods, runs, pairs
 
 
@@ -123,8 +129,15 @@ def merge(ledger: dict, name: str, methods: dict, runs: list[dict], pairs: list[
                 held[key] = entry
                 added += 1
                 continue
+            if kind == "pairs" and _exact_over_sampled(held[key], entry):
+                if entry.get("kind") == "exact":  # played exactly: replaces the estimate
+                    ledger[kind][ledger[kind].index(held[key])] = entry
+                    held[key] = entry
+                    added += 1
+                continue
             for field, value in entry.items():
-                if not _same(held[key].get(field), value):
+                if not _same(held[key].get(field, "monte carlo" if field == "kind" else None),
+                             value):
                     raise LedgerError(f"{source}: {' · '.join(map(str, key))} has {field} "
                                       f"{value!r}; the ledger holds {held[key].get(field)!r} "
                                       f"(the same run should give the same value)")
@@ -132,6 +145,13 @@ def merge(ledger: dict, name: str, methods: dict, runs: list[dict], pairs: list[
         ledger[kind].sort(key=lambda e: json.dumps([e.get(k) for k in (
             "game", "method", "a", "b", "seed")]))
     return added
+
+
+def _exact_over_sampled(held: dict, entry: dict) -> bool:
+    """Whether one of two records of the same runs' pair (the same iterations) was played
+    exactly and the other by Monte Carlo (records without a kind are Monte Carlo)."""
+    kinds = {held.get("kind", "monte carlo"), entry.get("kind", "monte carlo")}
+    return kinds == {"exact", "monte carlo"} and held["iterations"] == entry["iterations"]
 
 
 def _same(a, b) -> bool:
@@ -170,7 +190,7 @@ def tables(ledger: dict) -> str:
         pairs = [p for p in ledger.get("pairs", ()) if p["game"] == game]
         if pairs:
             lines += ["", "| A | B | A's score (mean +- 95%) | as player 0 | as player 1 | "
-                      "per seed |", "| --- | --- | --- | --- | --- | --- |"]
+                      "played | per seed |", "| --- | --- | --- | --- | --- | --- | --- |"]
         for a, b in sorted(dict.fromkeys((p["a"], p["b"]) for p in pairs),
                            key=lambda ab: (order[game].index(ab[0]), order[game].index(ab[1]))):
             mine = sorted((p for p in pairs if (p["a"], p["b"]) == (a, b)),
@@ -180,7 +200,7 @@ def tables(ledger: dict) -> str:
             cells = " | ".join(f"{pair[f]:+.3f} +- {pair[w]:.3f}" for f, w in (
                 ("score", "half_width"), ("first", "first_half_width"),
                 ("second", "second_half_width")))
-            lines.append(f"| {a} | {b} | {cells} | {per_seed} |")
+            lines.append(f"| {a} | {b} | {cells} | {pair['kind']} | {per_seed} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -141,8 +141,7 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
     pyspiel_game = play_game(game.game)
     if not ended or pyspiel_game.num_players() != 2:
         return None
-    key = {"version": HEAD_TO_HEAD_VERSION, "runs": hashlib.sha256(json.dumps(sorted(
-        (m, s, it) for (m, s), (_, it) in ended.items())).encode()).hexdigest()}
+    key = {"version": HEAD_TO_HEAD_VERSION, "runs": runs_key(ended)}
     saved = _cached(path, key)
     if saved is not None:
         return saved
@@ -178,6 +177,13 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
             "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
     atomic_write_text(path, json.dumps(made, indent=1))
     return made
+
+
+def runs_key(ended: dict) -> str:
+    """What names the runs a head-to-head file was made from (``ended``: ``{(method, seed):
+    (run, last iteration)}``)."""
+    return hashlib.sha256(json.dumps(sorted(
+        (m, s, it) for (m, s), (_, it) in ended.items())).encode()).hexdigest()
 
 
 def _last_iteration(path: Path) -> int:
@@ -216,10 +222,12 @@ def _play_both_seats(pyspiel_game, a: tuple, b: tuple, seed_first: int, seed_sec
 def pair_summary(a: str, b: str, seeds: list[int], per_seed: list[dict]) -> dict:
     """A pair's record from its per-seed records (``{"score", "first", "first_std_err",
     "second", "second_std_err", ...}``, one a seed of ``seeds``): ``{"a", "b", "score",
-    "half_width", "first", "first_half_width", "second", "second_half_width", "seeds",
-    "per_seed"}``, each mean over seeds with the half-width of its 95% Student-t interval (one
-    seed: its Monte Carlo interval; the score's standard error is the seats' combined, halved).
-    """
+    "half_width", "first", "first_half_width", "second", "second_half_width", "kind",
+    "seeds", "per_seed"}``, each mean over seeds with the half-width of its 95% Student-t
+    interval (one seed: its Monte Carlo interval; the score's standard error is the seats'
+    combined, halved); ``kind``: ``"exact"`` where every record was played exactly
+    (:mod:`psro.bench.exact_head_to_head`), ``"monte carlo"`` where none was, else
+    ``"mixed"``."""
     pair: dict = {"a": a, "b": b}
     pair["score"], pair["half_width"] = _over_seeds(
         [r["score"] for r in per_seed],
@@ -227,6 +235,8 @@ def pair_summary(a: str, b: str, seeds: list[int], per_seed: list[dict]) -> dict
     for seat in ("first", "second"):
         pair[seat], pair[f"{seat}_half_width"] = _over_seeds(
             [r[seat] for r in per_seed], [r[f"{seat}_std_err"] for r in per_seed])
+    kinds = {r.get("kind", "monte carlo") for r in per_seed}
+    pair["kind"] = kinds.pop() if len(kinds) == 1 else "mixed"
     return {**pair, "seeds": seeds, "per_seed": per_seed}
 
 

@@ -28,7 +28,9 @@ def cmd_bench(args) -> int:
                                           ("--workers", args.workers),
                                           ("--ray-address", args.ray_address),
                                           ("--jobs", args.jobs),
-                                          ("--quiet", args.quiet or None))
+                                          ("--quiet", args.quiet or None),
+                                          ("--exact-head-to-head",
+                                           args.exact_head_to_head or None))
                  if value is not None]
         if given:
             raise CliError(f"{', '.join(given)} would have no effect: --report-only runs "
@@ -42,6 +44,11 @@ def cmd_bench(args) -> int:
         run_suite(suite, args.out, {k: v for k, v in overrides.items() if v is not None},
                   quiet=args.quiet, games=args.game, jobs=_jobs(args.jobs),
                   methods=args.method)
+        if args.exact_head_to_head:
+            from psro.bench.exact_head_to_head import exact_suite_head_to_head
+
+            exact_suite_head_to_head(suite, args.out, args.game, args.method,
+                                     say=(lambda _: None) if args.quiet else print)
     else:
         _check_same_suite(suite.name, args.out)
     md = write_suite_report(args.out)
@@ -97,6 +104,10 @@ def add_parser(sub) -> None:
                             "there is room for")
     bench.add_argument("--report-only", action="store_true",
                        help="write the report of what DIR holds, running nothing")
+    bench.add_argument("--exact-head-to-head", action="store_true",
+                       help="then play the head-to-head games of the large tier's games with a "
+                            "compiled kernel exactly (of --game, and the pairs of --method, "
+                            "where given): hours on the board games, resumable")
     bench.add_argument("--list", action="store_true", help="describe the built-in suites")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
     bench.set_defaults(func=cmd_bench)

@@ -11,8 +11,9 @@ large for the toolkit's walk of pyspiel states, for any policy it can hold.
   which asks the policies at every information set in batches and runs the game's kernel.
 
 :func:`kernel_for` says whether a game has a kernel. A further game is a rules class with
-``of(game)`` (:class:`KernelError` for variants it does not implement) and an evaluation
-function ``(game, seats) -> KernelExploitability``, registered in :data:`KERNELS`.
+``of(game)`` (:class:`KernelError` for variants it does not implement), an evaluation
+function ``(game, seats) -> KernelExploitability`` and the two functions of exact head-to-head
+play (:func:`psro.kernels.exact.exact_head_to_head`), registered in :data:`KERNELS`.
 """
 
 from __future__ import annotations
@@ -22,14 +23,20 @@ import importlib
 from psro.kernels.base import KernelError
 
 _PLACEMENT = ("psro.kernels.placement:PlacementRules",
-              "psro.kernels.placement_exact:placement_exploitability")
+              "psro.kernels.placement_exact:placement_exploitability",
+              "psro.kernels.placement_exact:placement_sums",
+              "psro.kernels.placement_exact:placement_cross_values")
 KERNELS = {"liars_dice": ("psro.kernels.liars_dice:LiarsDiceRules",
-                          "psro.kernels.liars_dice_exact:liars_dice_exploitability"),
+                          "psro.kernels.liars_dice_exact:liars_dice_exploitability",
+                          "psro.kernels.liars_dice_exact:liars_dice_sums",
+                          "psro.kernels.liars_dice_exact:liars_dice_cross_values"),
            "phantom_ttt": _PLACEMENT,
            "dark_hex": _PLACEMENT}
-"""Games (OpenSpiel short names) with an exact kernel: the rules class that checks a variant
-(``of(game)``) and the function that evaluates policies (``(game, seats)``), as
-``module:name``, imported when asked for."""
+"""Games (OpenSpiel short names) with an exact kernel, as ``module:name`` imported when asked
+for: the rules class that checks a variant (``of(game)``), the function that evaluates
+policies (``(game, seats, progress) -> KernelExploitability``), the one that sums both
+players' mixtures (``(game, seats, progress) -> KernelSums``) and the one that plays one
+pair of sums against others (``(own, others) -> [(first, second), ...]``)."""
 
 
 def kernel_for(game) -> type | None:

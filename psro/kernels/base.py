@@ -64,3 +64,18 @@ class KernelExploitability:
     kind: str = "exact"
     histories: int | None = None
     """Histories the walk visited, where the kernel walks them (the placement games)."""
+
+
+@dataclass
+class KernelSums:
+    """Both players' mixtures as a kernel holds them once every member is asked: ``sums[p]``
+    is player p's sequence-form sum of its members (the placement games: one entry a
+    sequence; liar's dice: its reach to each "Liar" call, per public state and hand),
+    ``seconds`` and ``information_sets`` what asking them cost (as in
+    :class:`KernelExploitability`), ``walked`` what the kernel's walk needs besides (its
+    rules and tries), made once for the game."""
+
+    sums: list[np.ndarray]
+    seconds: dict
+    information_sets: int
+    walked: tuple = ()

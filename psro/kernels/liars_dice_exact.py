@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from psro.kernels.asking import asked_in_order, batch_probs
-from psro.kernels.base import KernelExploitability
+from psro.kernels.base import KernelExploitability, KernelSums
 from psro.kernels.liars_dice import (
     CHUNK,
     LiarsDiceRules,
@@ -21,10 +21,12 @@ from psro.kernels.liars_dice import (
 from psro.kernels.progress import MixtureProgress, summed_mixtures
 
 
-def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
-                              progress: MixtureProgress | None = None) -> KernelExploitability:
-    """:func:`psro.kernels.exact.exact_exploitability` of ``liars_dice`` (``progress``: where
-    an interrupted evaluation resumes, :class:`~psro.kernels.progress.MixtureProgress`)."""
+def liars_dice_sums(game, seats: list[list[tuple[object, float]]],
+                    progress: MixtureProgress | None = None) -> KernelSums:
+    """Both players' mixtures ``seats`` in ``liars_dice``, each member's reach swept forward
+    through the public tree and summed with its weight: per player its reach to each "Liar"
+    call, per public state and hand (``progress``: where an interrupted evaluation
+    resumes)."""
     rules = LiarsDiceRules.of(game)
     states, hands, bids = 2 ** rules.num_bids, rules.num_hands, rules.num_bids
     seconds = {"rules": 0.0, "tabularise": 0.0, "walk": 0.0}
@@ -52,6 +54,16 @@ def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
 
     terminal, asked = summed_mixtures(seats, progress, lambda player: (states, hands),
                                       add_member)
+    return KernelSums(terminal, seconds, asked, (rules,))
+
+
+def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
+                              progress: MixtureProgress | None = None) -> KernelExploitability:
+    """:func:`psro.kernels.exact.exact_exploitability` of ``liars_dice`` (``progress``: where
+    an interrupted evaluation resumes, :class:`~psro.kernels.progress.MixtureProgress`)."""
+    held = liars_dice_sums(game, seats, progress)
+    (rules,), terminal, seconds = held.walked, held.sums, held.seconds
+    states, hands, bids = 2 ** rules.num_bids, rules.num_hands, rules.num_bids
     start = time.perf_counter()
     value = np.zeros((states, hands))
     best_values, best_actions = np.zeros(2), []
@@ -68,4 +80,22 @@ def liars_dice_exploitability(game, seats: list[list[tuple[object, float]]],
     if progress is not None:
         progress.finished()
     return KernelExploitability(nash_conv, nash_conv / 2, gains, values, best_values,
-                                best_actions, seconds, asked)
+                                best_actions, seconds, held.information_sets)
+
+
+def liars_dice_cross_values(own: KernelSums, others: list[KernelSums]
+                            ) -> list[tuple[float, float]]:
+    """Per mixture pair of ``others`` (each from :func:`liars_dice_sums` of the same game as
+    ``own``): its player 0's exact expected return against ``own``'s player 1, and its player
+    1's against ``own``'s player 0 (the game is zero-sum)."""
+    (rules,) = own.walked
+    start = time.perf_counter()
+    out = []
+    for other in others:
+        first = _policy_value(rules.num_bids, other.sums[0], own.sums[1], rules.true_bid,
+                              rules.hand_probs)
+        second = -_policy_value(rules.num_bids, own.sums[0], other.sums[1], rules.true_bid,
+                                rules.hand_probs)
+        out.append((float(first), float(second)))
+    own.seconds["walk"] += time.perf_counter() - start
+    return out

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from psro.kernels.asking import asked_in_order
-from psro.kernels.base import InfoBatch, KernelError, KernelExploitability, threads
+from psro.kernels.base import InfoBatch, KernelError, KernelExploitability, KernelSums, threads
 from psro.kernels.placement import PlacementRules, PlayerTrie, tries
 from psro.kernels.progress import MixtureProgress, summed_mixtures
 
@@ -121,13 +121,13 @@ def gradients(rules: PlacementRules, both: tuple[PlayerTrie, PlayerTrie], start:
     return grads, made + 1
 
 
-def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (),
-                             progress: MixtureProgress | None = None) -> KernelExploitability:
-    """Exact best responses, NashConv and exploitability of the mixtures ``seats`` in the
-    placement game ``game`` (below the actions ``opening``, as if the game started there),
-    each policy asked by ``ask(policy, batch)`` (default
-    :func:`psro.kernels.asking.batch_probs`); ``progress``: where an interrupted evaluation
-    resumes (:class:`~psro.kernels.progress.MixtureProgress`)."""
+def placement_sums(game, seats, ask=None, opening: tuple[int, ...] = (),
+                   progress: MixtureProgress | None = None) -> KernelSums:
+    """Both players' sequence-form sums of the mixtures ``seats`` in the placement game
+    ``game`` below the actions ``opening``, each policy asked by ``ask(policy, batch)``
+    (default :func:`psro.kernels.asking.batch_probs`; every member is first asked at one
+    information set, so a policy that does not fit is refused before the long work);
+    ``progress``: where an interrupted evaluation resumes."""
     from psro.kernels import placement_walk as walk
     from psro.kernels.asking import batch_probs
 
@@ -144,6 +144,20 @@ def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (
     state[walk.LS0], state[walk.LS1] = both[0].sequences, both[1].sequences
     seconds["rules"] = time.perf_counter() - start
     sfs, asked = sequence_forms(rules, both, seats, ask, seconds, progress)
+    return KernelSums(sfs, seconds, asked, (rules, both, state))
+
+
+def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (),
+                             progress: MixtureProgress | None = None) -> KernelExploitability:
+    """Exact best responses, NashConv and exploitability of the mixtures ``seats`` in the
+    placement game ``game`` (below the actions ``opening``, as if the game started there),
+    each policy asked by ``ask(policy, batch)`` (default
+    :func:`psro.kernels.asking.batch_probs`); ``progress``: where an interrupted evaluation
+    resumes (:class:`~psro.kernels.progress.MixtureProgress`)."""
+    from psro.kernels import placement_walk as walk
+
+    held = placement_sums(game, seats, ask, opening, progress)
+    (rules, both, state), sfs, seconds = held.walked, held.sums, held.seconds
     start = time.perf_counter()
     grads, histories = gradients(rules, both, state, sfs)
     v0 = float(sfs[0] @ grads[0])
@@ -161,4 +175,21 @@ def placement_exploitability(game, seats, ask=None, opening: tuple[int, ...] = (
     if progress is not None:
         progress.finished()
     return KernelExploitability(nash_conv, nash_conv / 2, gains, values, best_values,
-                                best_actions, seconds, asked, histories=histories)
+                                best_actions, seconds, held.information_sets,
+                                histories=histories)
+
+
+def placement_cross_values(own: KernelSums, others: list[KernelSums]
+                           ) -> list[tuple[float, float]]:
+    """Per mixture pair of ``others`` (each from :func:`placement_sums` of the same game and
+    opening as ``own``): its player 0's exact expected return against ``own``'s player 1, and
+    its player 1's against ``own``'s player 0, from one walk of ``own``'s mixtures (a
+    player's gradient is its expected return per sequence against the opponent's sequence
+    form, so any other mixture's value against that opponent is its sequence form times the
+    gradient)."""
+    rules, both, state = own.walked
+    start = time.perf_counter()
+    grads, _ = gradients(rules, both, state, own.sums)
+    own.seconds["walk"] += time.perf_counter() - start
+    return [(float(other.sums[0] @ grads[0]), float(other.sums[1] @ grads[1]))
+            for other in others]

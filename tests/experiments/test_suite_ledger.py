@@ -85,3 +85,30 @@ def test_a_method_added_at_the_end_extends_the_ledgers_order(ledger_module):
     assert ledger["methods"]["G"] == ["a", "b", "c"]
     with pytest.raises(ledger_module.LedgerError, match="has the methods \\['a', 'c'\\]"):
         ledger_module.merge(ledger, "large-10m", {"G": ["a", "c"]}, [], [], "DIR")
+
+
+def test_an_exact_record_replaces_the_monte_carlo_one_of_the_same_runs(ledger_module):
+    """A pair played exactly replaces its Monte Carlo record (the same runs' iterations); a
+    Monte Carlo record merged after it leaves it; two exact records must agree; a record of
+    other iterations is refused."""
+    def pair(kind, score, iterations=(3, 3)):
+        row = {"game": "G", "a": "a", "b": "b", "seed": 0, "score": score, "first": score,
+               "first_std_err": 0.0 if kind == "exact" else 0.02, "second": score,
+               "second_std_err": 0.0 if kind == "exact" else 0.02,
+               "iterations": list(iterations)}
+        return row if kind is None else {**row, "kind": kind}
+
+    ledger = {"suite": "s", "methods": {"G": ["a", "b"]}, "runs": [], "pairs": []}
+    ledger_module.merge(ledger, "s", {}, [], [pair(None, 0.10)], "OLD")  # an older ledger's
+    assert ledger_module.merge(ledger, "s", {}, [], [pair("monte carlo", 0.10)], "MC") == 0
+    assert ledger_module.merge(ledger, "s", {}, [], [pair("exact", 0.07)], "EXACT") == 1
+    assert ledger["pairs"] == [pair("exact", 0.07)]
+    assert ledger_module.merge(ledger, "s", {}, [], [pair("monte carlo", 0.10)], "MC") == 0
+    assert ledger["pairs"] == [pair("exact", 0.07)]
+    assert "| exact | 0: +0.070 |" in ledger_module.tables(
+        {**ledger, "runs": [{"game": "G", "method": "a", "seed": 0, "exploitability": 0.1,
+                             "exploitability_kind": "exact", "env_steps": 10}]})
+    with pytest.raises(ledger_module.LedgerError, match="G · a · b · 0 has score 0.08"):
+        ledger_module.merge(ledger, "s", {}, [], [pair("exact", 0.08)], "OTHER")
+    with pytest.raises(ledger_module.LedgerError, match="G · a · b · 0 has"):
+        ledger_module.merge(ledger, "s", {}, [], [pair("monte carlo", 0.1, (4, 4))], "NEW")

@@ -202,3 +202,18 @@ def test_a_run_too_large_to_walk_is_measured_exactly_and_so_is_its_suite_bound(t
                         "seed-0.bound.json").read_text())
     assert bound["exploitability_kind"] == "exact"
     assert bound["exploitability"] == pytest.approx(walked, abs=1e-9)
+
+
+def test_head_to_head_values_equal_openspiels():
+    """Two random tabular policies in both seats: the kernel's exact head-to-head values are
+    OpenSpiel's expected returns of each seating."""
+    from open_spiel.python.algorithms import expected_game_score
+
+    from psro.kernels.exact import exact_head_to_head
+
+    game = pyspiel.load_game("liars_dice(numdice=1,dice_sides=4)")
+    a, b = _random_tabular(game, 11), _random_tabular(game, 12)
+    first, second = exact_head_to_head(game, [[(a, 1.0)]] * 2, [[(b, 1.0)]] * 2)
+    root = game.new_initial_state()
+    assert first == pytest.approx(expected_game_score.policy_value(root, [a, b])[0], abs=1e-12)
+    assert second == pytest.approx(expected_game_score.policy_value(root, [b, a])[1], abs=1e-12)

@@ -306,3 +306,25 @@ def test_psro_exploitability_measures_dark_hex_by_the_kernel():
     game = pyspiel.load_game(spec)
     alone = exact_exploitability(game, [[(module, 1.0)], [(module, 1.0)]])
     assert result.exploitability == pytest.approx(alone.exploitability, abs=1e-12)
+
+
+@pytest.mark.parametrize("spec,opening", [SUBGAMES[0], SUBGAMES[1], SUBGAMES[2], SUBGAMES[5]])
+def test_head_to_head_values_equal_a_walk_of_pyspiel_states(spec, opening):
+    """Two different mixtures played against each other in both seats: the kernel's values
+    from one walk of B's pair are those of a walk of pyspiel states of each seating."""
+    from psro.kernels.exact import exact_cross_values
+    from psro.kernels.placement_exact import placement_cross_values, placement_sums
+
+    game = pyspiel.load_game(spec)
+    size = game.information_state_tensor_size()
+    a = [[(HashedPolicy(size, 1), 0.3), (HashedPolicy(size, 3, 6.0), 0.7)],
+         [(HashedPolicy(size, 2), 1.0)]]
+    b = [[(HashedPolicy(size, 5), 1.0)],
+         [(HashedPolicy(size, 6, 0.5), 0.5), (HashedPolicy(size, 7, 6.0), 0.5)]]
+    held_a, held_b = (placement_sums(game, s, batch_probs, opening) for s in (a, b))
+    (first, second), = placement_cross_values(held_b, [held_a])
+    root = _play(game, opening)
+    assert first == pytest.approx(_policy_value(root, [a[0], b[1]]), abs=1e-9)
+    assert second == pytest.approx(-_policy_value(root, [b[0], a[1]]), abs=1e-9)
+    if not opening:  # the driver, on a whole game
+        assert exact_cross_values(game, held_b, [held_a]) == [(first, second)]

@@ -1,0 +1,184 @@
+"""Head to head without Monte Carlo noise: on a large-tier game with a compiled kernel
+(:mod:`psro.kernels`), each pair of methods' final meta-policies of a seed is played exactly,
+in both seats (``psro bench SUITE --out DIR --exact-head-to-head``).
+
+A seed's meta-policies are each asked at every information set once and summed in sequence
+form (:func:`psro.kernels.exact.exact_sums`; most of the cost: the members one after the
+other, as in their exact exploitability); then one walk of the game for a method's pair of
+sums gives its expected return per sequence to each player, and with it every other method's
+return against it in both seats (a return is bilinear in the two sequence forms): with M
+methods, M - 1 walks a seed. The records go into the game's ``head_to_head.json`` in the Monte
+Carlo records' format (``kind = "exact"``, standard errors 0), replacing those of the same
+pair and seed, and are kept by the suite's own head-to-head step as long as the runs are the
+same. Over seeds, the interval is then the seeds' spread alone.
+
+Resumable: a seed's records are written as soon as its pairs are played, and each
+meta-policy's sums are saved as they are made (``seed-N.sums.progress.npz`` beside its run,
+removed once the seed's records are written), so a stopped call asks no finished member
+again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from psro.bench.evaluation import (
+    _elo,
+    _kept_records,
+    _last_iteration,
+    _seats,
+    pair_summary,
+    play_game,
+    runs_key,
+)
+from psro.bench.folder import slug
+from psro.bench.suites import SuiteGame
+from psro.errors import ConfigError
+from psro.kernels import kernel_for
+from psro.kernels.exact import exact_cross_values, exact_sums, mixture_seats
+from psro.kernels.progress import MixtureProgress
+from psro.payoffs import utility_scale
+from psro.storage.files import atomic_write_text
+
+
+def exact_head_to_head(game: SuiteGame, runs: list, path: Path,
+                       methods: list[str] | None = None,
+                       say: Callable[[str], None] = print) -> dict:
+    """Play every pair of ``methods`` (labels; None: all the game's) exactly on each seed both
+    ran among ``runs`` (the game's measured :class:`~psro.bench.plan.PlannedRun` s), writing
+    each seed's records into ``path`` (``head_to_head.json``, the format of
+    :func:`psro.bench.evaluation.head_to_head`) as soon as they are made; pairs and seeds
+    recorded exactly already, for the same runs' iterations, are kept. ``say``: one line a
+    seed. :class:`ConfigError` for a game without a kernel, before any work. Returns the
+    file's contents."""
+    pyspiel_game = play_game(game.game)
+    if kernel_for(pyspiel_game) is None:
+        raise ConfigError(f"{game.label}: no compiled kernel implements {game.game}, so its "
+                          f"head-to-head games cannot be played exactly")
+    ended = {(r.method.label, r.seed): (r, _last_iteration(r.path)) for r in runs}
+    labels = [m.label for m in game.methods]
+    chosen = [label for label in labels if methods is None or label in methods]
+    kept = _kept_records(path)
+    for seed in sorted({s for _, s in ended}):
+        present = [label for label in chosen if (label, seed) in ended]
+        todo = [(a, b) for a, b in itertools.combinations(present, 2)
+                if not _is_exact(kept.get((a, b, seed)), labels, a, b, ended, seed)]
+        if not todo:
+            continue
+        start = time.perf_counter()
+        played = _play_seed(pyspiel_game, labels, todo, ended, seed)
+        kept.update(played)
+        made = _assemble(labels, ended, kept, pyspiel_game)
+        atomic_write_text(path, json.dumps(made, indent=1))
+        for label in {m for pair in todo for m in pair}:
+            _progress(ended[(label, seed)][0], ended[(label, seed)][1], None).path.unlink(
+                missing_ok=True)
+        say(f"      {game.label} · seed {seed}: {len(todo)} pair(s) played exactly in "
+            f"{time.perf_counter() - start:.0f} s")
+    made = _assemble(labels, ended, kept, pyspiel_game)
+    atomic_write_text(path, json.dumps(made, indent=1))
+    return made
+
+
+def _marks(labels: list[str], a: str, b: str, ended: dict, seed: int) -> dict:
+    """What a record of the pair ``(a, b)`` at ``seed`` names (as the Monte Carlo records)."""
+    return {"iterations": [ended[(a, seed)][1], ended[(b, seed)][1]],
+            "positions": [labels.index(a), labels.index(b)]}
+
+
+def _is_exact(record: dict | None, labels: list[str], a: str, b: str, ended: dict,
+              seed: int) -> bool:
+    """Whether ``record`` is an exact record of these runs."""
+    return record is not None and record.get("kind") == "exact" and all(
+        record.get(k) == v for k, v in _marks(labels, a, b, ended, seed).items())
+
+
+def _progress(run, iteration: int, mixtures: list | None) -> MixtureProgress:
+    """Where the sums of ``run``'s final meta-policy are kept while its seed is played."""
+    where = run.path.parent / f"{run.path.name}.sums.progress.npz"
+    name = f"{run.method.label} seed {run.seed} iteration {iteration} "
+    if mixtures is None:
+        return MixtureProgress(where, name)
+    return MixtureProgress.of_mixtures(where, name, mixtures)
+
+
+def _play_seed(pyspiel_game, labels: list[str], todo: list[tuple[str, str]], ended: dict,
+               seed: int) -> dict:
+    """The exact records of the pairs ``todo`` at ``seed``, by ``(a, b, seed)``: each
+    method's sums once, then one walk for each method that is A of a pair."""
+    involved = [label for label in labels if any(label in pair for pair in todo)]
+    sums = {}
+    for label in involved:
+        run, iteration = ended[(label, seed)]
+        populations, mixtures, _ = _seats(run.path)
+        sums[label] = exact_sums(pyspiel_game, mixture_seats(populations, mixtures),
+                                 progress=_progress(run, iteration, mixtures))
+    records = {}
+    for a in involved:
+        others = [b for first, b in todo if first == a]
+        if not others:
+            continue
+        values = exact_cross_values(pyspiel_game, sums[a], [sums[b] for b in others])
+        for b, (b_first, b_second) in zip(others, values, strict=True):
+            first, second = -b_second, -b_first  # zero-sum: A's return in each seat
+            records[(a, b, seed)] = {
+                "seed": seed, "score": (first + second) / 2, "first": first,
+                "first_std_err": 0.0, "second": second, "second_std_err": 0.0,
+                "kind": "exact", **_marks(labels, a, b, ended, seed)}
+    return records
+
+
+def _assemble(labels: list[str], ended: dict, kept: dict, pyspiel_game) -> dict:
+    """``head_to_head.json`` from the records ``kept`` that name the runs ``ended``."""
+    from psro.bench.evaluation import HEAD_TO_HEAD_VERSION
+
+    pairs, score, complete = [], np.zeros((len(labels), len(labels))), True
+    for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
+        seeds = sorted({s for m, s in ended if m == a} & {s for m, s in ended if m == b})
+        per_seed = [kept[(a, b, s)] for s in seeds if (a, b, s) in kept and all(
+            kept[(a, b, s)].get(k) == v for k, v in _marks(labels, a, b, ended, s).items())]
+        complete = complete and len(per_seed) == len(seeds)
+        if not per_seed:
+            continue
+        pairs.append(pair_summary(a, b, [r["seed"] for r in per_seed], per_seed))
+        score[i, j], score[j, i] = pairs[-1]["score"], -pairs[-1]["score"]
+    # a file that lacks a pair's seed does not name the runs: the suite's own step plays it
+    return {"key": {"version": HEAD_TO_HEAD_VERSION,
+                    "runs": runs_key(ended) if complete else None},
+            "methods": labels, "pairs": pairs,
+            "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
+
+
+def exact_suite_head_to_head(suite, out: str | Path, games: list[str] | None = None,
+                             methods: list[str] | None = None,
+                             say: Callable[[str], None] = print) -> list[str]:
+    """:func:`exact_head_to_head` on each large-tier game of ``suite`` (``games``: labels or
+    folder names, None: every one) that has a compiled kernel, over its runs measured in the
+    folder ``out``; ``methods``: the pairs of these methods only (labels or folder names).
+    :class:`ConfigError` where none of the chosen games has a kernel. Returns the labels of
+    the games played."""
+    from psro.bench.plan import plan
+    from psro.bench.runner import _measured, select_games, select_methods
+
+    chosen = [g for g in select_games(suite, games) if g.tier == "large"
+              and kernel_for(play_game(g.game)) is not None]
+    if not chosen:
+        raise ConfigError("--exact-head-to-head: none of the chosen games has a compiled "
+                          "kernel (phantom_ttt, dark_hex and liars_dice variants of the large "
+                          "tier have one)")
+    planned = [r for r in plan(suite, Path(out)) if r.game in chosen]
+    picked = {r.method.label for r in select_methods(planned, chosen, methods)}
+    for game in chosen:
+        measured = [r for r in planned if r.game is game and _measured(r)]
+        exact_head_to_head(game, measured, Path(out) / slug(game.label) / "head_to_head.json",
+                           [m.label for m in game.methods if m.label in picked], say)
+    return [g.label for g in chosen]
+
+
+__all__ = ["exact_head_to_head", "exact_suite_head_to_head"]
