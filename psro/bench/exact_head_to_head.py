@@ -77,8 +77,7 @@ def exact_head_to_head(game: SuiteGame, runs: list, path: Path,
         made = _assemble(labels, ended, kept, pyspiel_game)
         atomic_write_text(path, json.dumps(made, indent=1))
         for label in {m for pair in todo for m in pair}:
-            _progress(ended[(label, seed)][0], ended[(label, seed)][1], None).path.unlink(
-                missing_ok=True)
+            _sums_path(ended[(label, seed)][0]).unlink(missing_ok=True)
         say(f"      {game.label} · seed {seed}: {len(todo)} pair(s) played exactly in "
             f"{time.perf_counter() - start:.0f} s")
     made = _assemble(labels, ended, kept, pyspiel_game)
@@ -99,13 +98,16 @@ def _is_exact(record: dict | None, labels: list[str], a: str, b: str, ended: dic
         record.get(k) == v for k, v in _marks(labels, a, b, ended, seed).items())
 
 
-def _progress(run, iteration: int, mixtures: list | None) -> MixtureProgress:
+def _sums_path(run) -> Path:
     """Where the sums of ``run``'s final meta-policy are kept while its seed is played."""
-    where = run.path.parent / f"{run.path.name}.sums.progress.npz"
-    name = f"{run.method.label} seed {run.seed} iteration {iteration} "
-    if mixtures is None:
-        return MixtureProgress(where, name)
-    return MixtureProgress.of_mixtures(where, name, mixtures)
+    return run.path.parent / f"{run.path.name}.sums.progress.npz"
+
+
+def _progress(run, iteration: int, mixtures: list) -> MixtureProgress:
+    """The progress of summing ``run``'s final meta-policy (its members at ``iteration``
+    with the weights ``mixtures``)."""
+    return MixtureProgress.of_mixtures(
+        _sums_path(run), f"{run.method.label} seed {run.seed} iteration {iteration} ", mixtures)
 
 
 def _play_seed(pyspiel_game, labels: list[str], todo: list[tuple[str, str]], ended: dict,
