@@ -204,7 +204,8 @@ def test_head_to_head_keeps_each_seat_and_seed_matching_exact_values(suite_dir, 
     cells = [c.strip() for c in line.split("|")[1:-1]]
     assert cells[4] == f"{pair['first']:+.3f} +- {pair['first_half_width']:.3f}"
     assert cells[5] == f"{pair['second']:+.3f} +- {pair['second_half_width']:.3f}"
-    assert cells[7] == ", ".join(f"{r['score']:+.2f}" for r in pair["per_seed"])
+    assert cells[6] == "monte carlo"
+    assert cells[8] == ", ".join(f"{r['score']:+.2f}" for r in pair["per_seed"])
 
 
 def test_head_to_head_plays_a_new_seed_only_and_keeps_seeds_whose_networks_are_gone(
