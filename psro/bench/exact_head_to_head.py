@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from psro.bench.evaluation import (
+    HEAD_TO_HEAD_VERSION,
     _elo,
     _kept_records,
     _last_iteration,
@@ -138,8 +139,6 @@ def _play_seed(pyspiel_game, labels: list[str], todo: list[tuple[str, str]], end
 
 def _assemble(labels: list[str], ended: dict, kept: dict, pyspiel_game) -> dict:
     """``head_to_head.json`` from the records ``kept`` that name the runs ``ended``."""
-    from psro.bench.evaluation import HEAD_TO_HEAD_VERSION
-
     pairs, score, complete = [], np.zeros((len(labels), len(labels))), True
     for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
         seeds = sorted({s for m, s in ended if m == a} & {s for m, s in ended if m == b})
