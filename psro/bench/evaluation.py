@@ -155,28 +155,60 @@ def head_to_head(game: SuiteGame, runs: list, path: Path) -> dict | None:
             loaded[(label, seed)] = _seats(ended[(label, seed)][0].path)
         return loaded[(label, seed)]
 
-    pairs, score = [], np.zeros((len(labels), len(labels)))
     for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
-        seeds = sorted({s for m, s in ended if m == a} & {s for m, s in ended if m == b})
-        if not seeds:
-            continue
-        per_seed = []
-        for seed in seeds:
-            mark = {"iterations": [ended[(a, seed)][1], ended[(b, seed)][1]],
-                    "positions": [i, j]}
-            record = kept.get((a, b, seed))
-            if record is None or any(record.get(k) != v for k, v in mark.items()):
+        for seed in common_seeds(ended, a, b):
+            if not names_runs(kept.get((a, b, seed)), labels, ended, a, b, seed):
                 (sa, wa, _), (sb, wb, _) = seats(a, seed), seats(b, seed)
-                record = {"seed": seed, **_play_both_seats(
+                kept[(a, b, seed)] = {"seed": seed, **_play_both_seats(
                     pyspiel_game, (sa, wa), (sb, wb), derive_seed(seed, 4242, i, j, 0),
-                    derive_seed(seed, 4242, i, j, 1), options), **mark}
-            per_seed.append(record)
-        pairs.append(pair_summary(a, b, seeds, per_seed))
-        score[i, j], score[j, i] = pairs[-1]["score"], -pairs[-1]["score"]
-    made = {"key": key, "methods": labels, "pairs": pairs,
-            "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
+                    derive_seed(seed, 4242, i, j, 1), options),
+                    **record_marks(labels, ended, a, b, seed)}
+    made = assemble(labels, ended, kept, pyspiel_game)
     atomic_write_text(path, json.dumps(made, indent=1))
     return made
+
+
+def common_seeds(ended: dict, a: str, b: str) -> list[int]:
+    """The seeds both methods ``a`` and ``b`` ran among ``ended`` (``{(method, seed): (run,
+    last iteration)}``), in order."""
+    return sorted({s for m, s in ended if m == a} & {s for m, s in ended if m == b})
+
+
+def record_marks(labels: list[str], ended: dict, a: str, b: str, seed: int) -> dict:
+    """What a per-seed record of the pair ``(a, b)`` at ``seed`` names: the two runs' last
+    iterations (``ended``: ``{(method, seed): (run, last iteration)}``) and the methods'
+    places among ``labels``."""
+    return {"iterations": [ended[(a, seed)][1], ended[(b, seed)][1]],
+            "positions": [labels.index(a), labels.index(b)]}
+
+
+def names_runs(record: dict | None, labels: list[str], ended: dict, a: str, b: str,
+               seed: int) -> bool:
+    """Whether ``record`` (None: no record) is one of the pair ``(a, b)`` at ``seed`` played
+    by these runs (:func:`record_marks`), so that it is kept as it is."""
+    return record is not None and all(
+        record.get(k) == v for k, v in record_marks(labels, ended, a, b, seed).items())
+
+
+def assemble(labels: list[str], ended: dict, records: dict, pyspiel_game) -> dict:
+    """``head_to_head.json``'s contents from the per-seed ``records`` (by ``(a, b, seed)``)
+    that name the runs ``ended``: a pair for each two methods with a record, their Elo
+    ratings, and a key that names the runs only where every seed of every pair has its
+    record (the suite's own step then reads the file as it is; else it plays the rest)."""
+    pairs, score, complete = [], np.zeros((len(labels), len(labels))), True
+    for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
+        seeds = common_seeds(ended, a, b)
+        per_seed = [records[(a, b, s)] for s in seeds
+                    if names_runs(records.get((a, b, s)), labels, ended, a, b, s)]
+        complete = complete and len(per_seed) == len(seeds)
+        if not per_seed:
+            continue
+        pairs.append(pair_summary(a, b, [r["seed"] for r in per_seed], per_seed))
+        score[i, j], score[j, i] = pairs[-1]["score"], -pairs[-1]["score"]
+    return {"key": {"version": HEAD_TO_HEAD_VERSION,
+                    "runs": runs_key(ended) if complete else None},
+            "methods": labels, "pairs": pairs,
+            "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
 
 
 def runs_key(ended: dict) -> str:

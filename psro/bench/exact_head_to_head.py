@@ -26,17 +26,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from psro.bench.evaluation import (
-    HEAD_TO_HEAD_VERSION,
-    _elo,
     _kept_records,
     _last_iteration,
     _seats,
-    pair_summary,
+    assemble,
+    names_runs,
     play_game,
-    runs_key,
+    record_marks,
 )
 from psro.bench.folder import slug
 from psro.bench.suites import SuiteGame
@@ -44,7 +41,6 @@ from psro.errors import ConfigError
 from psro.kernels import kernel_for
 from psro.kernels.exact import exact_cross_values, exact_sums, mixture_seats
 from psro.kernels.progress import MixtureProgress
-from psro.payoffs import utility_scale
 from psro.storage.files import atomic_write_text
 
 
@@ -65,38 +61,33 @@ def exact_head_to_head(game: SuiteGame, runs: list, path: Path,
     ended = {(r.method.label, r.seed): (r, _last_iteration(r.path)) for r in runs}
     labels = [m.label for m in game.methods]
     chosen = [label for label in labels if methods is None or label in methods]
-    kept = _kept_records(path)
+    kept, written = _kept_records(path), None
     for seed in sorted({s for _, s in ended}):
         present = [label for label in chosen if (label, seed) in ended]
         todo = [(a, b) for a, b in itertools.combinations(present, 2)
-                if not _is_exact(kept.get((a, b, seed)), labels, a, b, ended, seed)]
+                if not _is_exact(kept.get((a, b, seed)), labels, ended, a, b, seed)]
         if not todo:
             continue
         start = time.perf_counter()
         played = _play_seed(pyspiel_game, labels, todo, ended, seed)
         kept.update(played)
-        made = _assemble(labels, ended, kept, pyspiel_game)
-        atomic_write_text(path, json.dumps(made, indent=1))
+        written = assemble(labels, ended, kept, pyspiel_game)
+        atomic_write_text(path, json.dumps(written, indent=1))
         for label in {m for pair in todo for m in pair}:
             _sums_path(ended[(label, seed)][0]).unlink(missing_ok=True)
         say(f"      {game.label} · seed {seed}: {len(todo)} pair(s) played exactly in "
             f"{time.perf_counter() - start:.0f} s")
-    made = _assemble(labels, ended, kept, pyspiel_game)
-    atomic_write_text(path, json.dumps(made, indent=1))
-    return made
+    if written is None:  # nothing to play: the file is written for these runs all the same
+        written = assemble(labels, ended, kept, pyspiel_game)
+        atomic_write_text(path, json.dumps(written, indent=1))
+    return written
 
 
-def _marks(labels: list[str], a: str, b: str, ended: dict, seed: int) -> dict:
-    """What a record of the pair ``(a, b)`` at ``seed`` names (as the Monte Carlo records)."""
-    return {"iterations": [ended[(a, seed)][1], ended[(b, seed)][1]],
-            "positions": [labels.index(a), labels.index(b)]}
-
-
-def _is_exact(record: dict | None, labels: list[str], a: str, b: str, ended: dict,
+def _is_exact(record: dict | None, labels: list[str], ended: dict, a: str, b: str,
               seed: int) -> bool:
     """Whether ``record`` is an exact record of these runs."""
-    return record is not None and record.get("kind") == "exact" and all(
-        record.get(k) == v for k, v in _marks(labels, a, b, ended, seed).items())
+    return record is not None and record.get("kind") == "exact" and names_runs(
+        record, labels, ended, a, b, seed)
 
 
 def _sums_path(run) -> Path:
@@ -133,27 +124,8 @@ def _play_seed(pyspiel_game, labels: list[str], todo: list[tuple[str, str]], end
             records[(a, b, seed)] = {
                 "seed": seed, "score": (first + second) / 2, "first": first,
                 "first_std_err": 0.0, "second": second, "second_std_err": 0.0,
-                "kind": "exact", **_marks(labels, a, b, ended, seed)}
+                "kind": "exact", **record_marks(labels, ended, a, b, seed)}
     return records
-
-
-def _assemble(labels: list[str], ended: dict, kept: dict, pyspiel_game) -> dict:
-    """``head_to_head.json`` from the records ``kept`` that name the runs ``ended``."""
-    pairs, score, complete = [], np.zeros((len(labels), len(labels))), True
-    for (i, a), (j, b) in itertools.combinations(enumerate(labels), 2):
-        seeds = sorted({s for m, s in ended if m == a} & {s for m, s in ended if m == b})
-        per_seed = [kept[(a, b, s)] for s in seeds if (a, b, s) in kept and all(
-            kept[(a, b, s)].get(k) == v for k, v in _marks(labels, a, b, ended, s).items())]
-        complete = complete and len(per_seed) == len(seeds)
-        if not per_seed:
-            continue
-        pairs.append(pair_summary(a, b, [r["seed"] for r in per_seed], per_seed))
-        score[i, j], score[j, i] = pairs[-1]["score"], -pairs[-1]["score"]
-    # a file that lacks a pair's seed does not name the runs: the suite's own step plays it
-    return {"key": {"version": HEAD_TO_HEAD_VERSION,
-                    "runs": runs_key(ended) if complete else None},
-            "methods": labels, "pairs": pairs,
-            "elo": _elo(labels, pairs, score, utility_scale(pyspiel_game))}
 
 
 def exact_suite_head_to_head(suite, out: str | Path, games: list[str] | None = None,
