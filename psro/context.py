@@ -12,11 +12,7 @@ from games.simulation import turn_based
 from psro.config import RunConfig
 from psro.errors import ConfigError, GameTooLargeError, NotPerfectRecallError
 from psro.extensive_form.sequence_form import SequenceFormGame
-
-_NOT_WALKED: dict[tuple, str] = {}
-"""Why a game could not be walked, by (game string, max_nodes, turn-based play): a failed
-walk (phantom tic-tac-toe: 7 s to find it exceeds the default budget) is made once a
-process."""
+from psro.extensive_form.walks import walk_game
 
 
 @dataclass
@@ -46,18 +42,13 @@ class GameContext:
             raise ConfigError(f"PSRO needs a game of two or more players; {config.game!r} has "
                               f"{game.num_players}")
         play = turn_based(game.pyspiel_game) if turn_based_play else game.pyspiel_game
-        walk = (config.game, config.max_nodes, turn_based_play)
-        if walk in _NOT_WALKED:  # walking it again would fail the same way, seconds later
-            return cls(config, game, play, None, _NOT_WALKED[walk])
-        try:
-            return cls(config, game, play, SequenceFormGame(play, max_nodes=config.max_nodes,
-                                                             name=config.game))
+        try:  # a failed walk is made once a process (phantom tic-tac-toe: 7 s to fail)
+            return cls(config, game, play, walk_game(play, config.max_nodes, name=config.game))
         except GameTooLargeError as err:
-            _NOT_WALKED[walk] = str(err)
+            why = str(err)
         except NotPerfectRecallError as err:  # no sequence form: sampled, as a large game
-            _NOT_WALKED[walk] = f"{err}; its sequence form (exact best responses, exact " \
-                                f"payoffs) does not exist"
-        return cls(config, game, play, None, _NOT_WALKED[walk])
+            why = f"{err}; its sequence form (exact best responses, exact payoffs) does not exist"
+        return cls(config, game, play, None, why)
 
     @property
     def num_players(self) -> int:

@@ -595,23 +595,27 @@ def test_a_game_too_large_to_walk_is_walked_once_a_process(monkeypatch):
     """Every run (and the suite's check of every method) walked phantom tic-tac-toe until the
     node budget ran out, 7 s each, to find the same answer."""
     import psro
-    from psro import context
     from psro.build import build_parts
+    from psro.errors import GameTooLargeError
+    from psro.extensive_form import walks as walks_module
 
     config = psro.RunConfig(game="leduc_poker", oracle="ppo", meta_solver="latest",
                             max_nodes=100)
-    monkeypatch.setattr(context, "_NOT_WALKED", {})
+    monkeypatch.setattr(walks_module, "_FAILED", {})
     walks = []
-    real = context.SequenceFormGame
+    real = walks_module.SequenceFormGame
 
     def counted(*args, **kwargs):
         walks.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(context, "SequenceFormGame", counted)
+    monkeypatch.setattr(walks_module, "SequenceFormGame", counted)
     first, again = build_parts(config).context, build_parts(config).context
     assert first.tree is None and again.tree is None and len(walks) == 1
     assert again.walk_error == first.walk_error and "100" in first.walk_error
+    with pytest.raises(GameTooLargeError):  # an exploitability report of the same game
+        psro.game_tree("leduc_poker", max_nodes=100)
+    assert len(walks) == 1
     build_parts(psro.RunConfig(game="leduc_poker", oracle="ppo", meta_solver="latest"))
     assert len(walks) == 2  # another budget: walked (and small enough)
 
