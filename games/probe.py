@@ -169,9 +169,21 @@ def failure(err: BaseException) -> str:
 _PROBE = ("import sys; sys.path.insert(0, sys.argv[1]); from games.probe import serve; "
           "serve()")
 PROBE_TIMEOUT_S = 60
-"""Longest a probe child may spend on one game string before the game is refused."""
+"""Longest a probe child may be silent on one game string before the game is refused (work
+that announces itself with :func:`keep_alive` does not count)."""
 _probed: dict[str, str | None] = {}
 """Each probed spec's problem (None: fine), kept for the process."""
+_serving = False
+"""Whether this process is a probe child (:func:`serve`)."""
+
+
+def keep_alive() -> None:
+    """Tell the parent, from a probe child, that the spec it checks is busy with long work
+    that ends (training a debate game's judge on a fresh cache: half a minute, more on a busy
+    machine), so that the parent waits on: ``PROBE_TIMEOUT_S`` counts the child's silence,
+    and each line restarts it. Outside a probe child, nothing."""
+    if _serving:
+        print('{"alive": true}', flush=True)
 
 
 def check_specs(specs: list[str]) -> dict[str, str | None]:
@@ -179,7 +191,8 @@ def check_specs(specs: list[str]) -> dict[str, str | None]:
     process (:mod:`games.probe`: sizes against the toolkit's limits, then a few seeded random
     episodes): per spec, why it cannot be used in one line, or None. A spec that crashes the
     child (OpenSpiel aborts on some parameter values instead of raising) or runs past
-    ``PROBE_TIMEOUT_S`` is named as such and the rest are checked in a new child. A spec that
+    ``PROBE_TIMEOUT_S`` without a sign of work (:func:`keep_alive`) is named as such and the
+    rest are checked in a new child. A spec that
     OpenSpiel does not load at all gives None here (:func:`load` reports OpenSpiel's reason).
     Results are kept for the process."""
     pending = [spec for spec in dict.fromkeys(specs) if spec not in _probed]
@@ -247,6 +260,8 @@ def serve() -> None:
     the answers before it."""
     import open_spiel.python.games  # noqa: F401 - the games written in Python, as the parent has
 
+    global _serving
+    _serving = True
     for line in sys.stdin:
         if line.strip():
             spec = json.loads(line)

@@ -114,3 +114,48 @@ def test_no_catalogue_name_hides_an_openspiel_game_and_blotto_is_openspiels():
         state.apply_actions([r, c])
         assert state.returns()[0] == np.sign(margin[r, c])
 
+
+
+def test_a_probe_waits_for_work_that_announces_itself_and_refuses_silence(monkeypatch):
+    """On a busy machine a fresh cache's debate judge trained for longer than the probe's
+    limit and the game was refused ("did not load and play within 60 s"): the limit counts
+    the child's silence, and a child at work says so."""
+    import games.probe as probe
+
+    def child(seconds_of_work: float, announce: bool) -> str:
+        alive = "print('{\"alive\": true}', flush=True)" if announce else "pass"
+        return "\n".join([
+            "import json, sys, time",
+            "for line in sys.stdin:",
+            f"    end = time.monotonic() + {seconds_of_work}",
+            "    while time.monotonic() < end:",
+            "        time.sleep(0.05)",
+            f"        {alive}",
+            "    print(json.dumps({'spec': json.loads(line), 'problem': None}), flush=True)", ""])
+
+    monkeypatch.setattr(probe, "PROBE_TIMEOUT_S", 1)
+    monkeypatch.setattr(probe, "_probed", {})
+    monkeypatch.setattr(probe, "_PROBE", child(3.0, True))
+    assert probe.check_specs(["a(x=1)"]) == {"a(x=1)": None}
+    monkeypatch.setattr(probe, "_PROBE", child(3.0, False))
+    assert probe.check_specs(["b(x=1)"]) == {"b(x=1)": "it did not load and play within 1 s"}
+
+
+def test_a_probe_child_training_a_judge_says_it_is_at_work(tmp_path):
+    """The real child (games.probe.serve) on a debate game whose judge is not cached yet:
+    lines that say it is at work come before its answer."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import games.probe as probe
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(games.__file__)))
+    done = subprocess.run([sys.executable, "-c", probe._PROBE, root],
+                          input=json.dumps("debate(images=10,size=4,reveals=2)") + "\n",
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PSRO_CACHE": str(tmp_path)})
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[-1] == {"spec": "debate(images=10,size=4,reveals=2)", "problem": None}
+    assert len(lines) > 100 and all(line == {"alive": True} for line in lines[:-1])
