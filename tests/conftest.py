@@ -1,6 +1,7 @@
 """What the tests share: the project's paths, the numbers of a run's rows (what must not change
 between two runs that ought to agree), and the games most tests play."""
 
+import signal
 import sys
 from pathlib import Path
 
@@ -79,3 +80,11 @@ def as_written_before_config_digests(run_dir) -> None:
         buffer = io.BytesIO()
         np.savez(buffer, meta=np.array(json.dumps(meta)), **arrays)
         file.write_bytes(buffer.getvalue())
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a command a test interrupts with Ctrl-C: SIGINT's default action in
+    the child, as a terminal's command has it (a test suite started in the background by a
+    non-interactive shell inherits SIGINT ignored, and Python keeps ignoring it: the test
+    would measure the shell, not the command)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

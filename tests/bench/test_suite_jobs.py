@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import interruptible
 from test_bench import _suite
 
 import psro
@@ -204,7 +205,7 @@ def test_ctrl_c_stops_every_run_with_its_iterations_saved_and_the_command_resume
     command = [sys.executable, "-m", "psro.cli", "bench", str(suite), "--out", str(out),
                "--jobs", "2"]
     process = subprocess.Popen(command, cwd=ROOT, start_new_session=True,
-                               preexec_fn=_interruptible,
+                               preexec_fn=interruptible,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     records = [out / "kuhn-sampled" / "psro" / f"seed-{s}" / "iterations" / "000002.npz"
                for s in (0, 1)]
@@ -226,13 +227,6 @@ def test_ctrl_c_stops_every_run_with_its_iterations_saved_and_the_command_resume
         rows = [psro.load_run(f / "kuhn-sampled" / "psro" / f"seed-{seed}").metrics
                 for f in (out, alone)]
         assert [_numbers(r) for r in rows[0]] == [_numbers(r) for r in rows[1]]
-
-
-def _interruptible() -> None:
-    """In the child before it starts: SIGINT's default action, as a terminal's command has it
-    (a command started in the background by a non-interactive shell inherits SIGINT ignored,
-    and Python then keeps ignoring it)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _alive_in_group(group: int) -> list[int]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, interruptible
 
 import psro
 import psro.reports
@@ -462,13 +462,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _interruptible() -> None:
-    """In the child before it starts: SIGINT's default action, as a terminal's command has it
-    (a command started in the background by a non-interactive shell inherits SIGINT ignored,
-    and Python then keeps ignoring it: the test would measure the shell, not the driver)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
@@ -480,7 +473,7 @@ def test_workers_end_with_their_driver_however_it_ends(how, tmp_path):
         [sys.executable, "-m", "psro.cli", "run", "--game", "kuhn_poker", "--oracle", "ppo",
          "--backend", "processes", "--workers", "2", "--ppo", "env_steps=2000000",
          "--out", str(tmp_path / "r")], cwd=ROOT, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
+        stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     deadline = time.time() + 120
     workers = []
     while time.time() < deadline and len(workers) < 2:
