@@ -1,7 +1,14 @@
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from conftest import ROOT
 
 import games
+import games.probe as probe
 import solvers
 
 
@@ -86,7 +93,6 @@ def test_registered_builders_that_fail_or_return_nan_are_game_errors():
 def test_parameters_openspiel_would_crash_on_are_refused(monkeypatch):
     with pytest.raises(games.GameError, match="num_cards of 'goofspiel' must not be negative"):
         games.load("goofspiel(num_cards=-3)")  # OpenSpiel itself segfaults on this one
-    import games.probe as probe
 
     # A game string whose probe process dies is refused here; this process lives on.
     monkeypatch.setattr(probe, "_PROBE", "import os; os.abort()")
@@ -115,12 +121,10 @@ def test_no_catalogue_name_hides_an_openspiel_game_and_blotto_is_openspiels():
         assert state.returns()[0] == np.sign(margin[r, c])
 
 
-
 def test_a_probe_waits_for_work_that_announces_itself_and_refuses_silence(monkeypatch):
     """On a busy machine a fresh cache's debate judge trained for longer than the probe's
     limit and the game was refused ("did not load and play within 60 s"): the limit counts
     the child's silence, and a child at work says so."""
-    import games.probe as probe
 
     def child(seconds_of_work: float, announce: bool) -> str:
         alive = "print('{\"alive\": true}', flush=True)" if announce else "pass"
@@ -144,15 +148,7 @@ def test_a_probe_waits_for_work_that_announces_itself_and_refuses_silence(monkey
 def test_a_probe_child_training_a_judge_says_it_is_at_work(tmp_path):
     """The real child (games.probe.serve) on a debate game whose judge is not cached yet:
     lines that say it is at work come before its answer."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    import games.probe as probe
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(games.__file__)))
-    done = subprocess.run([sys.executable, "-c", probe._PROBE, root],
+    done = subprocess.run([sys.executable, "-c", probe._PROBE, str(ROOT)],
                           input=json.dumps("debate(images=10,size=4,reveals=2)") + "\n",
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PSRO_CACHE": str(tmp_path)})
