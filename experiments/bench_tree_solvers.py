@@ -1,8 +1,8 @@
 """Benchmark: the tabular solvers of a walked game side by side in one process: the toolkit's
 vectorised PCFR+, DCFR, linear CFR and CFR+ and the sequence-form LP (``psro solve-tree``),
 OpenSpiel's C++ CFR+ (the walkable suite's reference line), and the toolkit's fastest PSRO-family
-method (``xdo``, with each of its restricted-game solvers: the LP, CFR+, PCFR+ and DCFR): time
-and iterations to each exploitability threshold.
+method (``xdo``, with each of its restricted-game solvers: the LP, CFR+, PCFR+ and DCFR, and the
+LP with either ``xdo_expansion``): time and iterations to each exploitability threshold.
 
 Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice ...]
 [--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel] [--xdo-only]``
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import psro  # noqa: E402
 from psro.bench.references import cfr_plus_curve  # noqa: E402
-from psro.config import XDO_SOLVERS  # noqa: E402
+from psro.config import XDO_EXPANSIONS, XDO_SOLVERS  # noqa: E402
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -43,8 +43,15 @@ def crossings_of(rows: list[dict], thresholds: tuple[float, ...], seconds: str,
     return found
 
 
-def xdo(game: str, solver: str, thresholds: tuple[float, ...], budget: float) -> dict:
-    run = psro.PSRO(game, "exact", algorithm="xdo", xdo_solver=solver, seed=0)
+XDO_METHODS = tuple((solver, expansion) for solver in XDO_SOLVERS for expansion in
+                    (XDO_EXPANSIONS if solver == "lp" else ("responses",)))
+"""``xdo``'s (restricted-game solver, expansion) pairs: ``"improving"`` grows with the LP only."""
+
+
+def xdo(game: str, solver: str, expansion: str, thresholds: tuple[float, ...],
+        budget: float) -> dict:
+    run = psro.PSRO(game, "exact", algorithm="xdo", xdo_solver=solver, xdo_expansion=expansion,
+                    seed=0)
     rows = run.run(time_budget_s=budget, target_exploitability=min(thresholds))
     return crossings_of(rows, thresholds, "wall_time_s", "iteration")
 
@@ -75,9 +82,10 @@ def main() -> None:
             curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)
             _row("OpenSpiel C++ CFR+", crossings_of(curve, thresholds, "wall_time_s",
                                                     "iteration"), thresholds)
-        for solver in XDO_SOLVERS:
-            _row(f"xdo, {solver} (PSRO family)", xdo(game, solver, thresholds, args.budget),
-                 thresholds)
+        for solver, expansion in XDO_METHODS:
+            name = f"{solver}, {expansion}" if solver == "lp" else solver
+            _row(f"xdo, {name} (PSRO family)",
+                 xdo(game, solver, expansion, thresholds, args.budget), thresholds)
 
 
 def _row(method: str, found: dict, thresholds: tuple[float, ...]) -> None:

@@ -24,6 +24,10 @@ MAX_PIPELINE_WIDTH = 64
 XDO_SOLVERS = ("lp", "cfr", "pcfr", "dcfr")
 """Restricted-game solvers of the "xdo" algorithm (``xdo_solver``): the sequence-form LP, CFR+,
 predictive CFR+ and discounted CFR."""
+XDO_EXPANSIONS = ("responses", "improving")
+"""How the "xdo" algorithm grows its restricted game (``xdo_expansion``): by every action of the
+new best responses, or by the actions of positive counterfactual regret against the restricted
+equilibrium (the best responses' where none has one)."""
 MAX_SEED = 2**63 - 1
 """Largest run seed (seeds are 64-bit)."""
 MAX_DIVERSITY = 1000.0
@@ -56,6 +60,12 @@ class RunConfig:
     """Restricted-game solver of the "xdo" algorithm (`psro.algorithms.xdo`): "lp" (the
     sequence-form LP, two-player zero-sum games only) or "cfr" (warm-started CFR+); None takes
     "lp" where the game is two-player zero-sum and "cfr" elsewhere."""
+    xdo_expansion: str | None = None
+    """How the "xdo" algorithm grows its restricted game (`psro.algorithms.xdo`): "responses"
+    (every action of the new best responses) or "improving" (the actions of positive
+    counterfactual regret against the restricted equilibrium; with "lp" only); None takes
+    "improving" with the LP and the exact oracle on games with at least 1,000 information
+    sets of a player, "responses" elsewhere."""
     diversity: float | None = None
     """Weight of the diversity term in the best responses' objective of the "diverse" algorithm
     (Diverse PSRO, `psro.algorithms.diverse`), in (0, 1000]; None takes 1.0."""
@@ -146,6 +156,9 @@ class RunConfig:
         if self.xdo_solver is not None and self.xdo_solver not in XDO_SOLVERS:
             raise ConfigError(f"xdo_solver must be one of {', '.join(XDO_SOLVERS)}; got "
                               f"{self.xdo_solver!r}")
+        if self.xdo_expansion is not None and self.xdo_expansion not in XDO_EXPANSIONS:
+            raise ConfigError(f"xdo_expansion must be one of {', '.join(XDO_EXPANSIONS)}; got "
+                              f"{self.xdo_expansion!r}")
         check_positive("diversity", self.diversity, maximum=MAX_DIVERSITY)
         check_count("seed", self.seed, minimum=0, maximum=MAX_SEED)
         check_positive("time_budget_s", self.time_budget_s)
@@ -221,6 +234,15 @@ class RunConfig:
     def to_json(self) -> str:
         """The config as indented JSON (``config.json``)."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def as_it_ran(data: dict) -> dict:
+    """A saved run's config mapping with the settings it was written without set to what that
+    run did: an ``xdo`` run saved before ``xdo_expansion`` existed grew its restricted game by
+    its best responses' actions (``"responses"``), whatever the default is now."""
+    if isinstance(data, dict) and data.get("algorithm") == "xdo" and "xdo_expansion" not in data:
+        return {**data, "xdo_expansion": "responses"}
+    return data
 
 
 def accepted_unread(config: RunConfig) -> RunConfig:

@@ -53,7 +53,7 @@ def _psro(context: GameContext, meta_solver: Callable) -> PSROAlgorithm:
 
 
 ALGORITHM_SETTINGS = ("pipeline_width", "anytime_rounds", "anytime_episodes", "xdo_solver",
-                      "diversity")
+                      "xdo_expansion", "diversity")
 """RunConfig fields that only some algorithms read (each declares which, in ``settings``)."""
 
 ALGORITHMS: dict[str, AlgorithmEntry] = {

@@ -10,7 +10,11 @@ set; then each iteration:
 
 1. the oracle trains one best response per player against the other player's restricted-game
    equilibrium (a table, which the PPO oracle plays as a tabular opponent);
-2. the restricted game grows by the actions the new best responses take;
+2. the restricted game grows by the ``xdo_expansion``: ``"responses"``, the actions the new
+   best responses take; or ``"improving"`` (with the LP), the actions of positive
+   counterfactual regret against the last restricted equilibrium, and the new best responses'
+   actions only where none of those is new (:mod:`psro.algorithms.xdo_improving`); without
+   one named, :func:`default_expansion`;
 3. its equilibrium is solved by the ``xdo_solver`` (without one named, the fastest measured:
    :func:`default_solver`):
 
@@ -49,6 +53,8 @@ import numpy as np
 
 from psro import oracles
 from psro.algorithms.base import Algorithm, AlgorithmEntry
+from psro.algorithms.xdo_defaults import default_expansion, default_solver, large, return_scale
+from psro.algorithms.xdo_improving import ImprovingExpansion
 from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
 from psro.extensive_form.policies import TabularPolicy
@@ -66,12 +72,6 @@ NOT_RESPONSES = ("uniform", EQUILIBRIUM)
 CFR_VARIANTS = {"cfr": "cfr+", "pcfr": "pcfr+", "dcfr": "dcfr"}
 """The CFR-family restricted-game solvers: ``xdo_solver`` name -> member of
 :data:`psro.extensive_form.cfr_variants.VARIANTS`."""
-LARGE_GAME_INFOSETS = 10_000
-"""Information sets of a player from which a run with a target exploitability of at least
-``CFR_TARGET`` times the largest return defaults to ``"cfr"`` (see :func:`default_solver`)."""
-CFR_TARGET = 1e-3
-"""Least target exploitability, times the largest return, at which ``"cfr"`` is the default on a
-large game."""
 CFR_START = 0.5
 """First CFR-family tolerance on the restricted NashConv, times the largest absolute return."""
 CFR_FLOOR = 1e-4
@@ -91,50 +91,39 @@ def cfr_tolerance(metrics: list[dict], scale: float) -> float:
     return max(tolerance, CFR_FLOOR * scale)
 
 
-def return_scale(tree: SequenceFormGame) -> float:
-    """The largest absolute return of the game (CFR-family tolerances are relative to it)."""
-    return max(float(np.abs(tree.leaf_returns).max()), 1e-12)
-
-
-def default_solver(tree: SequenceFormGame, zero_sum: bool,
-                   target_exploitability: float | None = None) -> str:
-    """The restricted-game solver a run gets when it names none, the fastest measured
-    (``experiments/bench_tree_solvers.py --xdo-only``): ``"cfr"`` (warm-started CFR+) outside
-    two-player zero-sum games, where it is the only one, and in them on a game with at least
-    ``LARGE_GAME_INFOSETS`` information sets of a player run to a target exploitability of at
-    least ``CFR_TARGET`` times its largest return (liar's dice to 1e-3: 12 s, the LP 35 s);
-    else ``"lp"``, which reaches an exact equilibrium (Kuhn, Leduc, goofspiel 5: within 25% of
-    the fastest CFR-family solver to 1e-3 or ahead, and ahead of all of them to 1e-4; liar's
-    dice to 1e-4 or exactly: 35 s, CFR+ 57 s to 1e-4)."""
-    if tree.num_players != 2 or not zero_sum:
-        return "cfr"
-    large = max(p.num_infosets for p in tree.players) >= LARGE_GAME_INFOSETS
-    if large and target_exploitability is not None and \
-            target_exploitability >= CFR_TARGET * return_scale(tree):
-        return "cfr"
-    return "lp"
-
-
 class XDOAlgorithm(Algorithm):
     """Extensive-form double oracle (see the module docstring)."""
 
     name = "xdo"
 
     def __init__(self, tree: SequenceFormGame, zero_sum: bool = True, solver: str | None = None,
-                 exact_oracle: bool = True, target_exploitability: float | None = None):
+                 exact_oracle: bool = True, target_exploitability: float | None = None,
+                 expansion: str | None = None):
         self.tree = tree
         self.exact_oracle = exact_oracle
         """Whether best responses are exact: only then does a restricted game that no response
         extends hold a full-game equilibrium (an approximate response may just have missed
         the action that would extend it)."""
         two_player_zero_sum = tree.num_players == 2 and zero_sum
-        self.solver = solver or default_solver(tree, zero_sum, target_exploitability)
+        self.solver = solver or default_solver(
+            tree, zero_sum, target_exploitability,
+            improving=exact_oracle and expansion in (None, "improving") and large(tree))
         """The restricted game's solver: ``"lp"`` (exact) or a CFR-family one
         (:data:`CFR_VARIANTS`); without one named, :func:`default_solver`'s."""
         if self.solver == "lp" and not two_player_zero_sum:
             raise ConfigError(f"xdo_solver 'lp' needs a two-player zero-sum game; "
                               f"{tree.name!r} has {tree.num_players} players"
                               f"{'' if zero_sum else ' and is not zero-sum'}; use 'cfr'")
+        self.expansion = expansion or default_expansion(tree, self.solver, exact_oracle)
+        """How the restricted game grows: ``"responses"`` or ``"improving"``."""
+        if self.expansion == "improving" and self.solver != "lp":
+            raise ConfigError(f"xdo_expansion 'improving' needs xdo_solver 'lp' (its regrets "
+                              f"are against an exact restricted equilibrium); got "
+                              f"{self.solver!r}: use xdo_solver 'lp' or xdo_expansion "
+                              f"'responses'")
+        self.improving = ImprovingExpansion(tree, self.allowed, EQUILIBRIUM, NOT_RESPONSES,
+                                            return_scale(tree)) \
+            if self.expansion == "improving" else None  # its cached regrets
         self.lp = SequenceFormLP(tree) if self.solver == "lp" else None
         """The restricted games' LP (``"lp"``)."""
         self.warm = two_player_zero_sum
@@ -160,13 +149,20 @@ class XDOAlgorithm(Algorithm):
             allowed[i, info.legal[i][0]] = True
         return allowed
 
+    def restricted(self, populations: list[list]) -> list[np.ndarray]:
+        """Each player's boolean (num_infosets, num_actions) restricted game for the newest best
+        responses of ``populations``, grown by the run's ``xdo_expansion``."""
+        if self.improving is not None:
+            return self.improving.allowed(populations)
+        return [self.allowed(p, pop) for p, pop in enumerate(populations)]
+
     def expand(self, state: RunState) -> list[TabularPolicy]:
         """The restricted game's equilibrium, one new member per player (none at iteration 0:
         the first best responses answer the uniform policy, as the XDO authors start)."""
         if state.iteration < 1:
             return []
         n = self.tree.num_players
-        allowed = [self.allowed(p, state.populations[p]) for p in range(n)]
+        allowed = self.restricted(state.populations)
         extra: dict = {}
         if self.solver == "lp":
             policies = self._equilibrium(allowed)
@@ -208,8 +204,8 @@ class XDOAlgorithm(Algorithm):
     def metrics(self, state: RunState) -> dict:
         """``restricted_actions``: the (information set, action) pairs the restricted game
         allows, summed over the players (the full game's count once it is complete)."""
-        return {"restricted_actions": int(sum(self.allowed(p, pop).sum()
-                                              for p, pop in enumerate(state.populations)))}
+        return {"restricted_actions": int(sum(a.sum()
+                                              for a in self.restricted(state.populations)))}
 
     @property
     def scale(self) -> float:
@@ -239,25 +235,28 @@ class XDOAlgorithm(Algorithm):
         return plain_targets(state.mixtures)
 
     def chosen_settings(self) -> dict:
-        """Settings whose default this algorithm chose for the run (``xdo_solver``: see
-        :func:`default_solver`), so that the run records what ran."""
-        return {"xdo_solver": self.solver}
+        """Settings whose default this algorithm chose for the run (:func:`default_solver`,
+        :func:`default_expansion`), so that the run records what ran."""
+        return {"xdo_solver": self.solver, "xdo_expansion": self.expansion}
 
     def stop(self, state: RunState) -> str | None:
-        """Once the newest best responses add no action (and, with a CFR-family solver, its
-        tolerance has reached its floor: else the next iteration solves the same restricted
-        game more tightly): ``restricted_game_complete`` with exact responses (the restricted game's
-        equilibrium is the full game's), ``no_new_actions`` with approximate (trained) ones,
-        which may have missed the action that would extend it: not convergence (the run's
-        exploitability says how far it is)."""
+        """Once the newest best responses add no action (with a CFR-family solver, only at its
+        floor tolerance), or (improving actions, exact responses) once the exploitability is 0
+        (:meth:`ImprovingExpansion.solved`): ``restricted_game_complete`` with exact responses
+        (the restricted equilibrium is the full game's), ``no_new_actions`` with trained ones,
+        which may have missed the action that would extend it: not convergence."""
         if state.iteration < 1:
             return None
+        if self.exact_oracle and self.improving and self.improving.solved(state.metrics):
+            return "restricted_game_complete"
         if self.solver in CFR_VARIANTS and \
                 cfr_tolerance(state.metrics, self.scale) > CFR_FLOOR * self.scale:
             return None
-        for p, pop in enumerate(state.populations):
-            older = [m for m in pop if m.metadata.get("iteration", 0) < state.iteration]
-            if not np.array_equal(self.allowed(p, older), self.allowed(p, pop)):
+        older = [[m for m in pop if m.metadata.get("iteration", 0) < state.iteration]
+                 for pop in state.populations]
+        for before, now in zip(self.restricted(older), self.restricted(state.populations),
+                               strict=True):
+            if not np.array_equal(before, now):
                 return None
         return "restricted_game_complete" if self.exact_oracle else "no_new_actions"
 
@@ -267,10 +266,12 @@ def _xdo(context: GameContext, meta_solver) -> XDOAlgorithm:
     exact = "exact" in oracles.get(context.config.oracle).capabilities
     return XDOAlgorithm(context.require_tree(NEEDS_TREE), zero_sum=context.game.zero_sum,
                         solver=context.config.xdo_solver, exact_oracle=exact,
-                        target_exploitability=context.config.target_exploitability)
+                        target_exploitability=context.config.target_exploitability,
+                        expansion=context.config.xdo_expansion)
 
 
 NEEDS_TREE = "algorithm 'xdo' (its restricted game is the walked tree)"
 ENTRY = AlgorithmEntry(_xdo, meta_solver=None, default_meta_solver=None,
                        why="it puts all the meta-weight on its restricted game's equilibrium",
-                       settings=("xdo_solver",), needs_tree=lambda config: NEEDS_TREE)
+                       settings=("xdo_solver", "xdo_expansion"),
+                       needs_tree=lambda config: NEEDS_TREE)

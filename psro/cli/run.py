@@ -36,7 +36,8 @@ def _overrides(args) -> dict:
         "game": args.game, "algorithm": args.algorithm, "oracle": args.oracle,
         "pipeline_width": args.pipeline_width, "anytime_rounds": args.anytime_rounds,
         "anytime_episodes": args.anytime_episodes,
-        "xdo_solver": args.xdo_solver, "diversity": args.diversity,
+        "xdo_solver": args.xdo_solver, "xdo_expansion": args.xdo_expansion,
+        "diversity": args.diversity,
         "meta_solver": args.meta_solver,
         "meta_solver_options": options(args.meta_solver_option, "--meta-solver-option"),
         "oracle_options": options(args.oracle_option, "--oracle-option"),
@@ -82,6 +83,7 @@ def cmd_run(args) -> int:
                  "--pipeline-width": args.pipeline_width,
                  "--anytime-rounds": args.anytime_rounds,
                  "--anytime-episodes": args.anytime_episodes, "--xdo-solver": args.xdo_solver,
+                 "--xdo-expansion": args.xdo_expansion,
                  "--diversity": args.diversity, "--meta-solver": args.meta_solver,
                  "--meta-solver-option": args.meta_solver_option,
                  "--oracle-option": args.oracle_option, "--ppo": args.ppo, "--seed": args.seed,
@@ -143,12 +145,18 @@ def _variant_arguments(run) -> None:
     run.add_argument("--anytime-episodes", type=int, help="--algorithm anytime with a trained "
                      "oracle: episodes per member in each regret-matching round (default: each "
                      "estimated to the monte_carlo tolerance)")
-    from psro.config import XDO_SOLVERS
+    from psro.config import XDO_EXPANSIONS, XDO_SOLVERS
 
     run.add_argument("--xdo-solver", choices=XDO_SOLVERS, help="--algorithm xdo: the "
                      "restricted game's solver, lp (sequence-form LP), cfr (warm-started CFR+), "
                      "pcfr (predictive CFR+) or dcfr (discounted CFR); default: the fastest "
                      "measured for the game and target (docs/variants/xdo.md)")
+    run.add_argument("--xdo-expansion", choices=XDO_EXPANSIONS, help="--algorithm xdo: how "
+                     "the restricted game grows, responses (every action of the new best "
+                     "responses) or improving (the actions of positive counterfactual regret "
+                     "against its equilibrium; with --xdo-solver lp); default: improving with "
+                     "the LP and the exact oracle on games of 1,000 or more information sets "
+                     "of a player, responses elsewhere")
     run.add_argument("--diversity", type=float, metavar="WEIGHT", help="--algorithm diverse: "
                      "weight of the population-diversity term in each best response's "
                      "objective (default 1.0)")

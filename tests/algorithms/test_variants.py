@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import numbers
+from conftest import as_written_before_config_digests, numbers
 
 import games
 import psro
@@ -473,6 +473,87 @@ def test_xdo_solver_refusals():
                        match="xdo_solver must be one of lp, cfr, pcfr, dcfr; got 'simplex'"):
         psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver="simplex")
 
+    with pytest.raises(ConfigError, match="xdo_expansion 'improving' needs xdo_solver 'lp'"):
+        psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver="cfr", xdo_expansion="improving")
+    with pytest.raises(ConfigError, match="xdo_expansion has no effect in this run: it is a "
+                                          "setting of algorithm 'xdo'"):
+        psro.PSRO("kuhn_poker", xdo_expansion="improving")
+    with pytest.raises(ConfigError, match="xdo_expansion must be one of responses, improving; "
+                                          "got 'all'"):
+        psro.PSRO("kuhn_poker", algorithm="xdo", xdo_expansion="all")
+
+
+def test_xdo_growing_by_improving_actions_ends_at_an_equilibrium_and_resumes_identically(
+        tmp_path):
+    """With ``xdo_expansion="improving"`` Leduc ends at an exact equilibrium (OpenSpiel's own
+    NashConv of the meta-policy 0, player 0's value the game's -0.0856064) with fewer actions
+    than growing by every action of the best responses, and a run resumed at iteration 5 gives
+    the uninterrupted run's numbers."""
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    full = psro.PSRO("leduc_poker", algorithm="xdo", xdo_expansion="improving")
+    rows = full.run(iterations=60)
+    assert full.stop_reason == "restricted_game_complete" and rows[-1]["iteration"] < 60
+    assert rows[-1]["value_p0"] == pytest.approx(-0.0856064, abs=1e-6)
+    responses = psro.PSRO("leduc_poker", algorithm="xdo").run(iterations=60)
+    assert rows[-1]["restricted_actions"] < responses[-1]["restricted_actions"]
+    psro.PSRO("leduc_poker", algorithm="xdo", xdo_expansion="improving",
+              out=tmp_path / "r").run(iterations=5)
+    resumed = psro.PSRO.resume(tmp_path / "r").run(iterations=60)
+    assert numbers(resumed) == numbers(rows)
+    run = psro.load_run(tmp_path / "r")
+    assert (run.config.xdo_solver, run.config.xdo_expansion) == ("lp", "improving")
+    assert os_exploitability.nash_conv(run.tree.game, run.meta_policy()) < 1e-9
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
+def test_improving_actions_are_the_largest_counterfactual_regrets_openspiel_finds(game_name):
+    """Against the uniform profile, the improving actions of each information set are those of
+    largest positive regret in OpenSpiel's own CFR after one simultaneous iteration from
+    uniform play (its cumulative regrets are then the counterfactual regrets of that
+    profile)."""
+    import pyspiel
+    from open_spiel.python.algorithms import cfr
+
+    from psro.extensive_form.improving import improving_actions, prepared_players
+    from psro.extensive_form.sequence_form import SequenceFormGame
+
+    game = pyspiel.load_game(game_name)
+    tree = SequenceFormGame(game, name=game_name)
+    solver = cfr._CFRSolver(game, regret_matching_plus=False, alternating_updates=False,
+                            linear_averaging=False)
+    solver.evaluate_and_update_policy()
+    uniform = [tree.uniform_policy(p) for p in range(2)]
+    found = improving_actions(tree, prepared_players(tree), uniform, 1e-9)
+    improving = 0
+    for p in range(2):
+        for i, key in enumerate(tree.players[p].keys):
+            regrets = solver._info_state_nodes[key].cumulative_regret
+            best = max(regrets.values())
+            expected = {a for a, r in regrets.items() if best > 1e-9 and r >= best - 1e-12}
+            assert set(np.flatnonzero(found[p][i])) == expected, (p, key)
+            improving += bool(expected)
+    assert improving > 0
+
+
+def test_an_xdo_run_saved_before_expansions_resumes_growing_by_responses(tmp_path):
+    """A run directory whose config.json has no ``xdo_expansion`` (written before the setting
+    existed) resumes as it ran, growing by responses, on a game whose default is now
+    ``"improving"``."""
+    import json
+
+    out = tmp_path / "old"
+    psro.PSRO("liars_dice", algorithm="xdo", xdo_expansion="responses",
+              out=out).run(iterations=1)
+    as_written_before_config_digests(out)  # so that config.json may be edited
+    config = json.loads((out / "config.json").read_text())
+    del config["xdo_expansion"]
+    (out / "config.json").write_text(json.dumps(config))
+    resumed = psro.PSRO.resume(out)
+    assert resumed.config.xdo_expansion == "responses"
+    assert resumed.parts.algorithm.improving is None
+
+
 
 PIPELINE = {"game": "kuhn_poker", "oracle": "ppo", "algorithm": "pipeline", "seed": 2,
             "ppo": {"env_steps": 800, "num_envs": 16}}
@@ -548,13 +629,24 @@ def test_a_registered_trained_oracle_drives_every_variant_its_capabilities_allow
 
 
 def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
-    """Without ``xdo_solver`` a run gets the LP on two-player zero-sum games, CFR+ on large ones
-    (liar's dice) run to a target of at least 1e-3, and CFR+ with more players; the run's config
-    names the solver that ran."""
-    assert psro.PSRO("kuhn_poker", algorithm="xdo",
-                     target_exploitability=1e-3).config.xdo_solver == "lp"
-    assert psro.PSRO("liars_dice", algorithm="xdo",
-                     target_exploitability=1e-3).config.xdo_solver == "cfr"
-    assert psro.PSRO("liars_dice", algorithm="xdo",
-                     target_exploitability=1e-4).config.xdo_solver == "lp"
-    assert psro.PSRO("kuhn_poker(players=3)", algorithm="xdo").config.xdo_solver == "cfr"
+    """Without ``xdo_solver`` and ``xdo_expansion`` a run gets the LP on two-player zero-sum
+    games, growing by improving actions from 1,000 information sets of a player (goofspiel 5,
+    liar's dice; not Leduc) with the exact oracle;
+    growing by responses, CFR+ on large ones run to a target of at least 1e-3; CFR+ with more
+    players. The run's config names the solver and the expansion that ran."""
+    def chosen(game, **settings):
+        config = psro.PSRO(game, algorithm="xdo", **settings).config
+        return config.xdo_solver, config.xdo_expansion
+
+    assert chosen("kuhn_poker", target_exploitability=1e-3) == ("lp", "responses")
+    assert chosen("leduc_poker") == ("lp", "responses")
+    assert chosen("goofspiel(num_cards=5,imp_info=True,points_order=descending)") == \
+        ("lp", "improving")
+    assert chosen("liars_dice", target_exploitability=1e-3) == ("lp", "improving")
+    assert chosen("liars_dice", target_exploitability=1e-3, xdo_expansion="responses") == \
+        ("cfr", "responses")
+    assert chosen("liars_dice", target_exploitability=1e-4, xdo_expansion="responses") == \
+        ("lp", "responses")
+    assert chosen("liars_dice", oracle="ppo", target_exploitability=1e-3) == ("cfr", "responses")
+    assert chosen("liars_dice", oracle="ppo", xdo_solver="lp") == ("lp", "responses")
+    assert chosen("kuhn_poker(players=3)") == ("cfr", "responses")

@@ -1,0 +1,63 @@
+"""Which restricted-game solver and which expansion an ``xdo`` run gets when it names none
+(:mod:`psro.algorithms.xdo`): the fastest measured for its game, oracle and target
+(``experiments/bench_tree_solvers.py --xdo-only``; docs: variants/xdo.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from psro.extensive_form.sequence_form import SequenceFormGame
+
+LARGE_GAME_INFOSETS = 10_000
+"""Information sets of a player from which a run with a target exploitability of at least
+``CFR_TARGET`` times the largest return defaults to ``"cfr"`` (see :func:`default_solver`)."""
+IMPROVING_INFOSETS = 1_000
+"""Information sets of a player from which the LP with the exact oracle grows by improving
+actions by default (:func:`default_expansion`)."""
+CFR_TARGET = 1e-3
+"""Least target exploitability, times the largest return, at which ``"cfr"`` is the default on a
+large game."""
+
+
+def return_scale(tree: SequenceFormGame) -> float:
+    """The largest absolute return of the game (CFR-family tolerances are relative to it)."""
+    return max(float(np.abs(tree.leaf_returns).max()), 1e-12)
+
+
+def large(tree: SequenceFormGame) -> bool:
+    """Whether a player has at least ``LARGE_GAME_INFOSETS`` information sets."""
+    return max(p.num_infosets for p in tree.players) >= LARGE_GAME_INFOSETS
+
+
+def default_solver(tree: SequenceFormGame, zero_sum: bool,
+                   target_exploitability: float | None = None, improving: bool = False) -> str:
+    """The restricted-game solver a run gets when it names none, the fastest measured
+    (``experiments/bench_tree_solvers.py --xdo-only``): ``"cfr"`` (warm-started CFR+) outside
+    two-player zero-sum games, where it is the only one; in them ``"lp"`` where the restricted
+    game may grow by improving actions (``improving``: the exact oracle and no expansion named
+    but ``"improving"``; liar's dice to 1e-3: 9 s, CFR+ 12 s), else ``"cfr"`` on a game with
+    at least ``LARGE_GAME_INFOSETS`` information sets of a player run to a target
+    exploitability of at least ``CFR_TARGET`` times its largest return (liar's dice to 1e-3:
+    12 s, the LP growing by responses 33 s), else ``"lp"``, exact (Kuhn, Leduc, goofspiel 5:
+    within 25% of the fastest CFR-family solver to 1e-3 or ahead, ahead of all to 1e-4)."""
+    if tree.num_players != 2 or not zero_sum:
+        return "cfr"
+    if not improving and large(tree) and target_exploitability is not None and \
+            target_exploitability >= CFR_TARGET * return_scale(tree):
+        return "cfr"
+    return "lp"
+
+
+def default_expansion(tree: SequenceFormGame, solver: str, exact_oracle: bool) -> str:
+    """The ``xdo_expansion`` a run gets when it names none, the faster measured
+    (``experiments/bench_tree_solvers.py --xdo-only``): ``"improving"`` with the LP and the
+    exact oracle on a game with at least ``IMPROVING_INFOSETS`` information sets of a player
+    (exact equilibrium: goofspiel 5 0.37 s against 0.53 s, liar's dice 9 s against 33 s);
+    ``"responses"`` elsewhere (Leduc: 0.27 s against 0.32 s; a trained oracle's responses
+    are what extend its restricted game)."""
+    many = max(p.num_infosets for p in tree.players) >= IMPROVING_INFOSETS
+    return "improving" if solver == "lp" and exact_oracle and many else "responses"
+
+
+__all__ = ["CFR_TARGET", "IMPROVING_INFOSETS", "LARGE_GAME_INFOSETS", "default_expansion",
+           "default_solver", "large", "return_scale"]
