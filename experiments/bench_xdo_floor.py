@@ -6,7 +6,7 @@ Run: ``python experiments/bench_xdo_floor.py [--games ...] [--budget 120] [--thr
 
 For each game (2 CPUs, one process):
 
-1. ``xdo`` with the LP, run until its restricted game is complete (an exact equilibrium) or
+1. ``xdo`` with the LP, growing by responses, run until its restricted game is complete (an exact equilibrium) or
    ``--budget`` run-clock seconds: its time, iterations, and its last restricted game's share of
    the (information set, action) pairs of the full game;
 2. that last restricted game's LP solved alone (a lower bound on any ``xdo, lp`` run's time:
@@ -70,7 +70,8 @@ GAMES = ("leduc_poker", "liars_dice",
 
 def lp_floor(game: str, budget: float) -> None:
     """Steps 1 and 2."""
-    run = psro.PSRO(game, "exact", algorithm="xdo", xdo_solver="lp", seed=0)
+    run = psro.PSRO(game, "exact", algorithm="xdo", xdo_solver="lp", xdo_expansion="responses",
+                    seed=0)
     rows = run.run(time_budget_s=budget)
     tree, algorithm = run.tree, run.parts.algorithm
     allowed = [algorithm.allowed(p, pop) for p, pop in enumerate(run.population)]
