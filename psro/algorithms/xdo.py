@@ -105,9 +105,9 @@ class XDOAlgorithm(Algorithm):
         extends hold a full-game equilibrium (an approximate response may just have missed
         the action that would extend it)."""
         two_player_zero_sum = tree.num_players == 2 and zero_sum
-        self.solver = solver or default_solver(
-            tree, zero_sum, target_exploitability,
-            improving=exact_oracle and expansion in (None, "improving") and large(tree))
+        wanted = expansion or ("improving" if exact_oracle else "responses")
+        self.solver = solver or default_solver(tree, zero_sum, target_exploitability,
+                                               improving=wanted == "improving" and large(tree))
         """The restricted game's solver: ``"lp"`` (exact) or a CFR-family one
         (:data:`CFR_VARIANTS`); without one named, :func:`default_solver`'s."""
         if self.solver == "lp" and not two_player_zero_sum:

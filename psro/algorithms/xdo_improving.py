@@ -6,8 +6,10 @@ of its actions, also where the action does no better than the restricted equilib
 dice its restricted game ends with 80% of the game's actions. This expansion adds, after each
 restricted equilibrium, the actions of positive counterfactual regret against it
 (:func:`psro.extensive_form.improving.improving_actions`), and the new best responses' actions
-only where none of those is new. It stops, as ``xdo`` does, only when the best responses add
-nothing, so at an equilibrium of the full game (with exact responses).
+only where none of those is new. With exact responses ``xdo`` stops when the restricted
+equilibrium's exact exploitability is 0 (:meth:`ImprovingExpansion.solved`) or, as it does
+growing by responses, when the best responses add nothing: either way at an equilibrium of
+the full game.
 
 The restricted game of iteration k is a function of the populations (so a resumed run grows
 the same game): the lowest legal actions and the actions of the iteration-1 best responses (to

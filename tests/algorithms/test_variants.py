@@ -649,4 +649,6 @@ def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
         ("lp", "responses")
     assert chosen("liars_dice", oracle="ppo", target_exploitability=1e-3) == ("cfr", "responses")
     assert chosen("liars_dice", oracle="ppo", xdo_solver="lp") == ("lp", "responses")
+    assert chosen("liars_dice", oracle="ppo", xdo_expansion="improving",
+                  target_exploitability=1e-3) == ("lp", "improving")
     assert chosen("kuhn_poker(players=3)") == ("cfr", "responses")
