@@ -6,9 +6,9 @@ Run: ``python experiments/bench_xdo_floor.py [--games ...] [--budget 120] [--thr
 
 For each game (2 CPUs, one process):
 
-1. ``xdo`` with the LP, growing by responses, run until its restricted game is complete (an exact equilibrium) or
-   ``--budget`` run-clock seconds: its time, iterations, and its last restricted game's share of
-   the (information set, action) pairs of the full game;
+1. ``xdo`` with the LP, growing by responses, run until its restricted game is complete (an
+   exact equilibrium) or ``--budget`` run-clock seconds: its time, iterations, and its last
+   restricted game's share of the (information set, action) pairs of the full game;
 2. that last restricted game's LP solved alone (a lower bound on any ``xdo, lp`` run's time:
    it solves that LP at its end), beside the whole game's LP;
 3. ``xdo`` with CFR+ to ``--threshold``: the CFR+ iterations of all its restricted solves
