@@ -116,66 +116,22 @@ def _crossings(thresholds: tuple[float, ...], value: float, seconds: float,
             found[threshold] = seconds
 
 
-class Started(NamedTuple):
-    """What :func:`started_double_oracle` found."""
-
-    crossings: dict[float, float]
-    """Threshold -> seconds at which an LP's solution was first that close (DCFR included)."""
-    lps: int
-    """Restricted LPs solved."""
-    share: float
-    """The last restricted game's share of the full game's (information set, action) pairs."""
-    exploitability: float
-    """The last LP solution's exact exploitability."""
-    policies: list[np.ndarray]
-    """That solution, each player's (num_infosets, num_actions) action probabilities."""
-
-
-def started_double_oracle(tree: SequenceFormGame, iterations: int, max_lps: int = 60) -> Started:
-    """Step 4 for ``iterations`` DCFR iterations on a two-player zero-sum ``tree``: a double
-    oracle on restricted LPs, started from the actions DCFR's average policy plays, until no
-    best response adds an action (an exact equilibrium: exploitability 0 to the LP's
-    tolerance, about 1e-9) or ``max_lps`` LPs."""
-    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
-    found: dict[float, float] = {}
-    start = time.perf_counter()
-    lp = SequenceFormLP(tree)
-    dcfr = RestrictedCFR(tree, warm=False, variant="dcfr")
-    dcfr.replay(legal, iterations)
-    average = dcfr.average(legal)
-    allowed = [(average[p] > START_FLOOR) & legal[p] for p in range(2)]
-    for p in range(2):  # an information set nothing reaches keeps its lowest legal action
-        for i in np.flatnonzero(~allowed[p].any(axis=1)):
-            allowed[p][i, tree.players[p].legal[i][0]] = True
-    lps, value = 0, np.inf
-    while lps < max_lps:
-        policies, _ = lp.solve(allowed)
-        lps += 1
-        plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
-        value = exact_exploitability(tree, plans).exploitability
-        _crossings(THRESHOLDS, value, time.perf_counter() - start, found)
-        added = [(tree.best_response(p, plans)[0] > 0) & ~allowed[p] for p in range(2)]
-        if not any(a.any() for a in added):
-            break
-        allowed = [a | b for a, b in zip(allowed, added, strict=True)]
-    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
-    return Started(found, lps, share, value, policies)
-
-
 EXACT = 1e-9
 """Exploitability at which step 5 calls its LP solution an exact equilibrium (the LP's own
 accuracy: about 1e-9 to 1e-15 on these games)."""
 
 
-class Improving(NamedTuple):
-    """What :func:`improving_double_oracle` found."""
+class DoubleOracle(NamedTuple):
+    """What a double oracle of step 4 or 5 found."""
 
     crossings: dict[float, float]
-    """Threshold -> seconds at which an LP's solution was first that close."""
+    """Threshold -> seconds at which an LP's solution was first that close (step 4: DCFR
+    included)."""
     lps: int
     """Restricted LPs solved."""
     responses: int
-    """LPs after which no action had a positive regret, so the best responses were added."""
+    """LPs after which the best responses were asked for actions (step 5: after which no
+    action had a positive regret)."""
     share: float
     """The last restricted game's share of the full game's (information set, action) pairs."""
     exploitability: float
@@ -184,15 +140,17 @@ class Improving(NamedTuple):
     """That solution, each player's (num_infosets, num_actions) action probabilities."""
 
 
-def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80) -> Improving:
-    """Step 5 on a two-player zero-sum ``tree`` (see the module docstring)."""
+def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: float,
+                  max_lps: int, prepared: list | None = None) -> DoubleOracle:
+    """From the restricted game ``allowed`` on a two-player zero-sum ``tree``: the restricted
+    LP, the exact exploitability of its solution (crossings timed from ``start``), then the
+    actions added, until nothing is added or ``max_lps`` LPs. Without ``prepared`` (step 4)
+    each player's best response; with it (step 5, :func:`prepared_players` of ``tree``) the
+    improving actions, the best responses' where none is new, stopping at an exploitability
+    of ``EXACT``."""
     legal = [tree.uniform_policy(p) > 0 for p in range(2)]
     found: dict[float, float] = {}
-    start = time.perf_counter()
-    prepared = prepared_players(tree)
     lp = SequenceFormLP(tree)
-    uniform = [tree.realization_plan(p, tree.uniform_policy(p)) for p in range(2)]
-    allowed = [tree.best_response(p, uniform)[0] > 0 for p in range(2)]
     lps = responses = 0
     while lps < max_lps:
         policies, _ = lp.solve(allowed)
@@ -200,10 +158,10 @@ def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80) -> Improv
         plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
         value = exact_exploitability(tree, plans).exploitability
         _crossings(THRESHOLDS, value, time.perf_counter() - start, found)
-        if value <= EXACT:
+        if prepared is not None and value <= EXACT:
             break
         added = [a & ~b for a, b in zip(improving_actions(tree, prepared, policies, EXACT),
-                                         allowed, strict=True)]
+                                         allowed, strict=True)] if prepared is not None else []
         if not any(a.any() for a in added):
             responses += 1
             added = [(tree.best_response(p, plans)[0] > 0) & ~allowed[p] for p in range(2)]
@@ -211,7 +169,34 @@ def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80) -> Improv
                 break
         allowed = [a | b for a, b in zip(allowed, added, strict=True)]
     share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
-    return Improving(found, lps, responses, share, value, policies)
+    return DoubleOracle(found, lps, responses, share, value, policies)
+
+
+def started_double_oracle(tree: SequenceFormGame, iterations: int,
+                          max_lps: int = 60) -> DoubleOracle:
+    """Step 4 for ``iterations`` DCFR iterations on a two-player zero-sum ``tree``: a double
+    oracle on restricted LPs, started from the actions DCFR's average policy plays, until no
+    best response adds an action (an exact equilibrium: exploitability 0 to the LP's
+    tolerance, about 1e-9) or ``max_lps`` LPs."""
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    start = time.perf_counter()
+    dcfr = RestrictedCFR(tree, warm=False, variant="dcfr")
+    dcfr.replay(legal, iterations)
+    average = dcfr.average(legal)
+    allowed = [(average[p] > START_FLOOR) & legal[p] for p in range(2)]
+    for p in range(2):  # an information set nothing reaches keeps its lowest legal action
+        for i in np.flatnonzero(~allowed[p].any(axis=1)):
+            allowed[p][i, tree.players[p].legal[i][0]] = True
+    return double_oracle(tree, allowed, start, max_lps)
+
+
+def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80) -> DoubleOracle:
+    """Step 5 on a two-player zero-sum ``tree`` (see the module docstring)."""
+    start = time.perf_counter()
+    prepared = prepared_players(tree)
+    uniform = [tree.realization_plan(p, tree.uniform_policy(p)) for p in range(2)]
+    allowed = [tree.best_response(p, uniform)[0] > 0 for p in range(2)]
+    return double_oracle(tree, allowed, start, max_lps, prepared)
 
 
 def improving(game: str, budget: float) -> None:
