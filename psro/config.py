@@ -245,6 +245,12 @@ def as_it_ran(data: dict) -> dict:
     return data
 
 
+def saved_config(data: dict, source: str = "config") -> RunConfig:
+    """A run's config as a run directory saved it: :func:`as_it_ran`, then
+    :meth:`RunConfig.from_dict`, then :func:`accepted_unread`."""
+    return accepted_unread(RunConfig.from_dict(as_it_ran(data), source=source))
+
+
 def accepted_unread(config: RunConfig) -> RunConfig:
     """A saved run's config with the PPO options that earlier versions accepted without
     reading, and this one refuses, set back to their defaults (they changed nothing):

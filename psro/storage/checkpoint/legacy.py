@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from psro.config import RunConfig, accepted_unread, as_it_ran
+from psro.config import RunConfig, saved_config
 from psro.errors import ConfigError, RunDirectoryError
 from psro.payoffs import PayoffTable
 from psro.state import RunState
@@ -35,7 +35,7 @@ def load_legacy(path: Path, config: RunConfig, networks: bool) -> tuple[RunState
         raise RunDirectoryError(f"checkpoint {file} has format version {version!r}; this "
                                 f"toolkit reads versions 1, 2 and 3")
     try:
-        saved = accepted_unread(RunConfig.from_dict(as_it_ran(meta.get("config") or {})))
+        saved = saved_config(meta.get("config") or {})
         if saved.to_dict() != config.to_dict():
             raise RunDirectoryError(f"{path}: checkpoint and config.json disagree")
     except (ConfigError, TypeError):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from games.catalog import CATALOGUE_VERSION, current_spec
-from psro.config import RunConfig, accepted_unread, as_it_ran
+from psro.config import RunConfig, saved_config
 from psro.errors import ConfigError, RunDirectoryError
 from psro.metrics_row import merged_columns
 from psro.payoffs import PayoffTable
@@ -117,7 +117,7 @@ def read_config(path: str | Path) -> RunConfig:
         raise RunDirectoryError(f"{path} is not a run directory (no config.json)")
     try:
         data = read_json(file)
-        return accepted_unread(RunConfig.from_dict(as_it_ran(data), source=str(file))).validate()
+        return saved_config(data, source=str(file)).validate()
     except (ConfigError, TypeError) as err:
         raise RunDirectoryError(f"{file} is not a valid run config: {err}") from None
     except ValueError as err:
