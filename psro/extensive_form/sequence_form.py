@@ -27,6 +27,12 @@ from games.loading import GameError
 from games.probe import failure
 from psro.extensive_form.tree_walk import walk_tree
 
+SPARSE_PAYOFF_LEAVES = 500
+"""From this many leaves a two-player payoff block is computed through the sparse payoff
+matrices: with 20 members a side, 1.3x faster at 567 leaves (liar's dice with 3 sides), 20x on
+Leduc (5,520), 77x on goofspiel 6 (518,400); below it the gathered product is faster (Kuhn,
+30 leaves: 0.026 ms against 0.049 ms)."""
+
 
 class SequenceFormGame:
     """The walked tree of an OpenSpiel game. Raises :class:`GameTooLargeError` past
@@ -46,6 +52,7 @@ class SequenceFormGame:
         self._depth_levels = [self._levels(p) for p in range(self.num_players)]
         self._representatives: dict[int, list[pyspiel.State]] = {}
         self._response_orders: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
+        self._payoff_matrices: list[sp.csr_matrix] | None = None
 
     def _levels(self, player: int) -> list[np.ndarray]:
         depth = self.players[player].seq_depth
@@ -132,9 +139,16 @@ class SequenceFormGame:
         """Payoffs of every profile drawn from stacks of plans.
 
         ``plans[q]`` has shape (K_q, num_sequences_q). Returns an array of shape
-        (num_players, K_0, ..., K_{N-1}). Two-player games use one matrix product per player.
+        (num_players, K_0, ..., K_{N-1}), to rounding (relative 1e-13).
+
+        Two-player games with at least :data:`SPARSE_PAYOFF_LEAVES` leaves use the
+        sequence-form payoff matrices (:func:`payoff_matrix`, built on the first call and kept):
+        ``X M_p Y^T``, one sparse and one dense product per player. Smaller ones, and games of
+        more players, multiply the plans gathered at every leaf.
         """
         n = self.num_players
+        if n == 2 and self.leaf_chance.size >= SPARSE_PAYOFF_LEAVES:
+            return self._two_player_block(plans[0], plans[1])
         gathered = [plans[q][:, self.leaf_seqs[q]] for q in range(n)]  # (K_q, Z)
         if n == 2:
             left = gathered[0] * self.leaf_chance
@@ -146,6 +160,17 @@ class SequenceFormGame:
             for q, i in enumerate(index):
                 weight *= gathered[q][i]
             out[(slice(None),) + index] = self.leaf_returns @ weight
+        return out
+
+    def _two_player_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        if self._payoff_matrices is None:
+            self._payoff_matrices = [payoff_matrix(self, 0, 1, p) for p in range(2)]
+        out = np.empty((2, rows.shape[0], cols.shape[0]))
+        for p, matrix in enumerate(self._payoff_matrices):
+            if rows.shape[0] <= cols.shape[0]:  # the sparse product with the smaller stack
+                out[p] = (matrix.T @ rows.T).T @ cols.T
+            else:
+                out[p] = rows @ (matrix @ cols.T)
         return out
 
     def _response_order(self, player: int) -> tuple[np.ndarray, list[np.ndarray]]:

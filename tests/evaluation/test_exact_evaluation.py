@@ -58,11 +58,16 @@ def test_nash_conv_agrees_with_openspiel(spec):
 
 
 @pytest.mark.parametrize("spec, members", [("kuhn_poker", (3, 2)),
+                                           ("leduc_poker", (3, 2)),
+                                           ("leduc_poker", (2, 5)),
+                                           ("goofspiel(num_cards=4,imp_info=True)", (4, 1)),
                                            ("kuhn_poker(players=3)", (2, 3, 4)),
                                            ("kuhn_poker(players=4)", (2, 1, 3, 2))])
 def test_payoff_block_matches_single_profiles(spec, members):
     """Every entry of a block (a different member count per player, so that a mixed-up axis
-    shows) against OpenSpiel's expected returns of that profile's policies."""
+    shows) against OpenSpiel's expected returns of that profile's policies. Leduc and
+    goofspiel 4 are past ``SPARSE_PAYOFF_LEAVES`` (the sparse product, with either stack the
+    smaller), Kuhn below it."""
     game = pyspiel.load_game(spec)
     tree = SequenceFormGame(game)
     pols = [_random_policies(tree, s) for s in range(max(members))]
@@ -75,7 +80,7 @@ def test_payoff_block_matches_single_profiles(spec, members):
         tabular = _as_openspiel_tabular(game, tree, profile)
         theirs = pyspiel.expected_returns(game.new_initial_state(),
                                           pyspiel.TabularPolicy(tabular.to_dict()), -1, True)
-        np.testing.assert_allclose(block[(slice(None), *index)], theirs, atol=1e-12)
+        np.testing.assert_allclose(block[(slice(None), *index)], theirs, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("convert", [to_openspiel, to_openspiel_tabular])
