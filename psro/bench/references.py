@@ -1,9 +1,9 @@
 """Reference lines of the walkable tier, measured on the machine that runs the suite: OpenSpiel's
 C++ CFR+ (its average policy's exploitability against wall time), the toolkit's tabular solvers
 of the whole game (:data:`TREE_REFERENCES`: predictive, discounted and linear CFR and, on
-two-player zero-sum games, the sequence-form LP; each until the smallest threshold or the
-budget, its clock without its measurements or the walk of the tree, as the suite's methods'
-clocks leave the walk out) and the uniform policy.
+two-player zero-sum games, the sequence-form LP by simplex and by interior point; each until
+the smallest threshold or the budget, its clock without its measurements or the walk of the
+tree, as the suite's methods' clocks leave the walk out) and the uniform policy.
 
 Exploitability is NashConv divided by the number of players, as everywhere in the toolkit
 (for two-player zero-sum games, OpenSpiel's ``exploitability``). CFR+'s clock counts only its
@@ -33,11 +33,12 @@ from psro.storage.text_files import read_json
 GROWTH = 1.3
 """CFR+'s average policy is measured after iterations 1, 2, ... growing by this factor (and
 after every iteration where a threshold is crossed between two of them)."""
-VERSION = 3
+VERSION = 4
 """Bumped when the measurement changes, so an old reference file is measured again (3: the
-tabular solvers' lines)."""
+tabular solvers' lines; 4: the LP by interior point)."""
 TREE_REFERENCES = {"pcfr+": "PCFR+ (tabular)", "dcfr": "DCFR (tabular)",
-                   "lcfr": "linear CFR (tabular)", "lp": "sequence-form LP"}
+                   "lcfr": "linear CFR (tabular)", "lp": "sequence-form LP",
+                   "lp_ipm": "sequence-form LP (interior point)"}
 """The toolkit's tabular solvers measured as reference lines, with their labels."""
 
 
@@ -158,12 +159,12 @@ def tree_solver_curves(spec: str, time_budget_s: float,
     ``thresholds`` (1e-3 without any): rows ``{iteration, wall_time_s, exploitability}``
     (:func:`psro.extensive_form.tree_solvers.solve_tree`)."""
     from psro.evaluation.exploitability import game_tree
-    from psro.extensive_form.tree_solvers import lp_applies, solve_tree
+    from psro.extensive_form.tree_solvers import LP_SOLVERS, lp_applies, solve_tree
 
     tree = game_tree(spec)
     curves = {}
     for solver in TREE_REFERENCES:
-        if solver == "lp" and not lp_applies(tree):
+        if solver in LP_SOLVERS and not lp_applies(tree):
             continue
         result = solve_tree(tree, solver, thresholds or (1e-3,), time_budget_s)
         curves[solver] = [{"iteration": r["iterations"], "wall_time_s": r["seconds"],

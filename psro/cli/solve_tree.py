@@ -16,8 +16,9 @@ def add_parser(sub) -> None:
                                                "linear CFR, CFR+ or the sequence-form LP")
     parser.add_argument("game", help="OpenSpiel game string or catalogue name")
     parser.add_argument("--solver", action="append", metavar="NAME",
-                        help="pcfr+, dcfr, lcfr, cfr+ or lp (repeat for several, side by side; "
-                             "default: every one the game allows)")
+                        help="pcfr+, dcfr, lcfr, cfr+, lp (the LP by HiGHS's simplex) or lp_ipm "
+                             "(by its interior-point method); repeat for several, side by side "
+                             "(default: every one the game allows)")
     parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6",
                         help="exploitability thresholds whose crossings are timed "
                              "(comma-separated; default 1e-3,1e-4,1e-6)")
@@ -46,7 +47,7 @@ def run(args) -> int:
     import time
 
     import psro
-    from psro.extensive_form.tree_solvers import TREE_SOLVERS, lp_applies, solve_tree
+    from psro.extensive_form.tree_solvers import LP_SOLVERS, TREE_SOLVERS, lp_applies, solve_tree
 
     thresholds = _thresholds(args.thresholds)
     if not args.time_budget > 0:
@@ -77,9 +78,10 @@ def run(args) -> int:
                       for p in range(tree.num_players))
     print(f"{args.game}: {tree.num_nodes:,} nodes walked in {walk:.2f} s ({sizes})")
     zero_sum = lp_applies(tree)
-    solvers = args.solver or [s for s in TREE_SOLVERS if s != "lp" or zero_sum]
-    if "lp" in solvers and not zero_sum:
-        raise CliError(f"--solver lp needs a two-player zero-sum game; {args.game} is not "
+    solvers = args.solver or [s for s in TREE_SOLVERS if s not in LP_SOLVERS or zero_sum]
+    lp = next((s for s in solvers if s in LP_SOLVERS), None)
+    if lp is not None and not zero_sum:
+        raise CliError(f"--solver {lp} needs a two-player zero-sum game; {args.game} is not "
                        f"one (the CFR family solves any game)")
     header = " | ".join(f"to {t:g}" for t in sorted(thresholds, reverse=True))
     print(f"solver | {header} | final exploitability | iterations | stopped")

@@ -1,8 +1,9 @@
 """Whole-game equilibrium solvers of a walked game (``psro solve-tree GAME``), each run until its
 average profile's exploitability crosses every threshold asked for, with the crossings timed:
 the CFR family (:mod:`psro.extensive_form.tabular_cfr`: ``pcfr+``, ``dcfr``, ``lcfr``,
-``cfr+``) and the sequence-form LP (``lp``, :mod:`psro.extensive_form.sequence_lp`; two-player
-zero-sum games).
+``cfr+``) and the sequence-form LP (:mod:`psro.extensive_form.sequence_lp`; two-player
+zero-sum games) by HiGHS's simplex (``lp``) or its interior-point method (``lp_ipm``), neither
+faster on every game.
 
 Exploitability is measured exactly on the tree
 (:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
@@ -24,7 +25,10 @@ from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
 
-TREE_SOLVERS = (*VARIANTS, "lp")
+LP_SOLVERS = {"lp": "simplex", "lp_ipm": "ipm"}
+"""The LP's solvers by name: the method of :data:`~psro.extensive_form.sequence_lp.LP_METHODS`
+each runs (two-player zero-sum games only)."""
+TREE_SOLVERS = (*VARIANTS, *LP_SOLVERS)
 """The solvers :func:`solve_tree` runs, by name."""
 
 
@@ -56,18 +60,18 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
                time_budget_s: float = 60.0, max_iterations: int | None = None) -> TreeSolve:
     """Run ``solver`` (a name of :data:`TREE_SOLVERS`) on ``tree`` until every threshold is
     crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran.
-    ``ValueError`` for an unknown solver, or ``lp`` on a game that is not two-player
+    ``ValueError`` for an unknown solver, or an LP on a game that is not two-player
     zero-sum."""
     if solver not in TREE_SOLVERS:
         raise ValueError(f"unknown tree solver {solver!r}; accepted: {', '.join(TREE_SOLVERS)}")
     thresholds = tuple(sorted(thresholds, reverse=True))
     result = TreeSolve(solver)
-    if solver == "lp":
+    if solver in LP_SOLVERS:
         if not lp_applies(tree):
-            raise ValueError(f"solver 'lp' needs a two-player zero-sum game; {tree.name!r} is "
-                             f"not one (the CFR family solves any game)")
+            raise ValueError(f"solver {solver!r} needs a two-player zero-sum game; {tree.name!r} "
+                             f"is not one (the CFR family solves any game)")
         start = time.perf_counter()
-        result.policies, _ = SequenceFormLP(tree).solve()
+        result.policies, _ = SequenceFormLP(tree).solve(method=LP_SOLVERS[solver])
         seconds = time.perf_counter() - start
         result.note(1, seconds, _exploitability(tree, result.policies), thresholds)
         result.stop_reason = "thresholds" if len(result.crossings) == len(thresholds) \
@@ -105,4 +109,4 @@ def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float
     return exact_exploitability(tree, plans).exploitability
 
 
-__all__ = ["TREE_SOLVERS", "TreeSolve", "lp_applies", "solve_tree"]
+__all__ = ["LP_SOLVERS", "TREE_SOLVERS", "TreeSolve", "lp_applies", "solve_tree"]

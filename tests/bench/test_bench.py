@@ -75,7 +75,8 @@ def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_d
     # the tabular solvers' lines stop at the smallest threshold (1e-3 here); the LP is exact
     for label in ("PCFR+ (tabular)", "DCFR (tabular)", "linear CFR (tabular)"):
         assert float(by[("Kuhn", label)]["exploitability_final"]) <= 1e-3
-    assert float(by[("Kuhn", "sequence-form LP")]["exploitability_final"]) < 1e-9
+    for label in ("sequence-form LP", "sequence-form LP (interior point)"):
+        assert float(by[("Kuhn", label)]["exploitability_final"]) < 1e-9
     assert by[("Kuhn", "psro")]["seeds"] == "1 (deterministic)"
     for method in ("psro", "self-play"):
         row = by[("Kuhn sampled", method)]

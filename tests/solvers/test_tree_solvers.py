@@ -12,17 +12,21 @@ from test_tabular_cfr import _openspiel_policy
 
 from psro.cli import main
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import SequenceFormLP
+from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
 
 
-@pytest.mark.parametrize("game, value", [("kuhn_poker", -1 / 18), ("leduc_poker", None)])
-def test_the_lp_gives_the_game_value_and_an_unexploitable_profile(game, value):
+@pytest.mark.parametrize("method", LP_METHODS)
+@pytest.mark.parametrize("game, value, tolerance", [("kuhn_poker", -1 / 18, 1e-9),
+                                                    ("leduc_poker", -0.0856064, 1e-6)])
+def test_the_lp_gives_the_game_value_and_an_unexploitable_profile(game, value, tolerance,
+                                                                   method):
+    """By either method: the game's value (Leduc's as published, -0.0856064 to 1e-6), and a
+    profile OpenSpiel finds unexploitable."""
     pyspiel_game = pyspiel.load_game(game)
     tree = SequenceFormGame(pyspiel_game)
-    policies, v0 = SequenceFormLP(tree).solve()
-    if value is not None:
-        assert v0 == pytest.approx(value, abs=1e-9)
+    policies, v0 = SequenceFormLP(tree).solve(method=method)
+    assert v0 == pytest.approx(value, abs=tolerance)
     assert exploitability(pyspiel_game, _openspiel_policy(tree, policies)) < 1e-8
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     assert tree.expected_returns(plans)[0] == pytest.approx(v0, abs=1e-8)
@@ -42,6 +46,12 @@ def test_crossings_are_the_first_measurements_under_each_threshold(solver):
         pytest.approx(result.curve[-1]["exploitability"], abs=1e-12)
     iterations = [r["iterations"] for r in result.curve]
     assert iterations == sorted(set(iterations))
+
+
+def test_an_unknown_lp_method_is_refused_by_name():
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
+    with pytest.raises(ValueError, match="unknown LP method 'barrier'; accepted: simplex, ipm"):
+        SequenceFormLP(tree).solve(method="barrier")
 
 
 def test_a_budget_of_iterations_stops_a_cfr_solver_there():
@@ -71,6 +81,8 @@ def test_the_command_prints_a_row_per_solver_and_writes_the_curves(tmp_path, cap
     (["kuhn_poker", "--thresholds", "-1"], "--thresholds must be positive numbers"),
     (["kuhn_poker", "--time-budget", "0"], "--time-budget must be a positive number"),
     (["kuhn_poker(players=3)", "--solver", "lp"], "--solver lp needs a two-player zero-sum"),
+    (["kuhn_poker(players=3)", "--solver", "lp_ipm"],
+     "--solver lp_ipm needs a two-player zero-sum"),
     (["leduc_poker", "--max-nodes", "100"], "has more than --max-nodes 100 nodes"),
 ])
 def test_bad_input_is_one_line(args, said, capsys):
