@@ -12,8 +12,9 @@ games of the suite).
 Two of HiGHS's methods (:data:`LP_METHODS`): its own choice, the dual simplex on these LPs
 (``"simplex"``, the default), and the interior-point method followed by a crossover to a basic
 solution (``"ipm"``). Neither is faster on every game: on the whole of liar's dice the simplex
-takes 1.3 s and the interior point 5.2 s; on goofspiel 6, 14 s and 5.8 s; on Leduc with 13
-ranks, more than 120 s and 33 s (``psro solve-tree GAME --solver lp --solver lp_ipm``).
+takes 1.5 s and the interior point 4.4 s; on goofspiel 6, 13.7 s and 5.4 s; on Leduc with 13
+ranks, 408 s and 35 s (``psro solve-tree GAME --solver lp --solver lp_ipm``; docs: tabular
+solvers).
 """
 
 from __future__ import annotations
