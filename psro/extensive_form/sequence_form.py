@@ -142,9 +142,9 @@ class SequenceFormGame:
         (num_players, K_0, ..., K_{N-1}), to rounding (relative 1e-13).
 
         Two-player games with at least :data:`SPARSE_PAYOFF_LEAVES` leaves use the
-        sequence-form payoff matrices (:func:`payoff_matrix`, built on the first call and kept):
-        ``X M_p Y^T``, one sparse and one dense product per player. Smaller ones, and games of
-        more players, multiply the plans gathered at every leaf.
+        sequence-form payoff matrices (:meth:`payoff_matrices`): ``X M_p Y^T``, one sparse and
+        one dense product per player. Smaller ones, and games of more players, multiply the
+        plans gathered at every leaf.
         """
         n = self.num_players
         if n == 2 and self.leaf_chance.size >= SPARSE_PAYOFF_LEAVES:
@@ -162,11 +162,16 @@ class SequenceFormGame:
             out[(slice(None),) + index] = self.leaf_returns @ weight
         return out
 
-    def _two_player_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    def payoff_matrices(self) -> list[sp.csr_matrix]:
+        """Two-player games: ``[M_0, M_1]``, each player's :func:`payoff_matrix` with player 0's
+        sequences as rows and player 1's as columns; built on the first call and kept."""
         if self._payoff_matrices is None:
             self._payoff_matrices = [payoff_matrix(self, 0, 1, p) for p in range(2)]
+        return self._payoff_matrices
+
+    def _two_player_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         out = np.empty((2, rows.shape[0], cols.shape[0]))
-        for p, matrix in enumerate(self._payoff_matrices):
+        for p, matrix in enumerate(self.payoff_matrices()):
             if rows.shape[0] <= cols.shape[0]:  # the sparse product with the smaller stack
                 out[p] = (matrix.T @ rows.T).T @ cols.T
             else:

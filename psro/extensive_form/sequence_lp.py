@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from psro.extensive_form.cfr_passes import behaviour
-from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix, payoff_matrix
+from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix
 
 LP_METHODS = {"simplex": "highs", "ipm": "highs-ipm"}
 """The LP's methods by name: scipy's ``linprog`` method that runs each."""
@@ -41,7 +41,7 @@ class SequenceFormLP:
     def __init__(self, tree: SequenceFormGame):
         self.tree = tree
         self._dual = [dual_matrix(tree, q) for q in range(2)]
-        payoff = payoff_matrix(tree, 0, 1, 0)
+        payoff = tree.payoff_matrices()[0]
         self._inequalities = sp.hstack([-payoff.T.tocsr(), self._dual[1]]).tocsr()
         flow = self._dual[0].T.tocsr()
         self._flow = sp.hstack([flow, sp.csr_matrix((flow.shape[0],
