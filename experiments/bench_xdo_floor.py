@@ -2,7 +2,8 @@
 measured. XDO must solve its last restricted game, which holds most of the full game; this
 prints, per game, what that last solve alone costs beside one solve of the whole game.
 
-Run: ``python experiments/bench_xdo_floor.py [--games ...] [--budget 120] [--threshold 1e-3]``.
+Run: ``python experiments/bench_xdo_floor.py [--games ...] [--budget 120] [--threshold 1e-3]
+[--parts ...] [--dcfr-iterations K ...]``.
 
 For each game (2 CPUs, one process):
 
@@ -36,8 +37,21 @@ For each game (2 CPUs, one process):
    last restricted game's share of the actions. ``xdo --xdo-expansion improving`` grows its
    restricted game this way, with a best response and a run directory each iteration.
 
-``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3), ``started`` (4) and
-``improving`` (5).
+6. what knowing an equilibrium's support would give (``--parts support``): the whole game's
+   LP, the (information set, action) pairs its equilibrium plays (positive realization
+   weight; the lowest legal action where none), and on those alone both ``xdo``'s restricted
+   LP (both players restricted) and the two one-sided LPs (each player restricted, against
+   an opponent with every action, as ``anytime`` finds its mixtures): time and the exact
+   exploitability of what each returns.
+7. a double oracle on the one-sided LPs (``--parts one_sided``): from the start of step 4,
+   the two one-sided LPs, the exact exploitability of their policies, then each player's
+   best response to the opponent's policy of that player's LP added, until an exact
+   equilibrium (``EXACT``), no response adds an action, or ``--budget`` seconds. Printed
+   beside the whole game's LP (by simplex and by interior point) and DCFR to each threshold,
+   in one process.
+
+``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3), ``started`` (4), ``improving``
+(5), ``support`` (6) and ``one_sided`` (7).
 """
 
 from __future__ import annotations
@@ -59,7 +73,7 @@ from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
 from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
-from psro.extensive_form.sequence_lp import SequenceFormLP  # noqa: E402
+from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP  # noqa: E402
 from psro.extensive_form.tree_solvers import solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -178,16 +192,28 @@ def started_double_oracle(tree: SequenceFormGame, iterations: int,
     oracle on restricted LPs, started from the actions DCFR's average policy plays, until no
     best response adds an action (an exact equilibrium: exploitability 0 to the LP's
     tolerance, about 1e-9) or ``max_lps`` LPs."""
-    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
     start = time.perf_counter()
+    return double_oracle(tree, dcfr_start(tree, iterations), start, max_lps)
+
+
+def dcfr_start(tree: SequenceFormGame, iterations: int) -> list[np.ndarray]:
+    """Each player's actions that the average policy of ``iterations`` DCFR iterations on the
+    whole ``tree`` plays with probability above ``START_FLOOR`` (the lowest legal action where
+    none is)."""
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
     dcfr = RestrictedCFR(tree, warm=False, variant="dcfr")
     dcfr.replay(legal, iterations)
     average = dcfr.average(legal)
-    allowed = [(average[p] > START_FLOOR) & legal[p] for p in range(2)]
-    for p in range(2):  # an information set nothing reaches keeps its lowest legal action
+    return with_lowest([(average[p] > START_FLOOR) & legal[p] for p in range(2)], tree)
+
+
+def with_lowest(allowed: list[np.ndarray], tree: SequenceFormGame) -> list[np.ndarray]:
+    """``allowed`` with each player's lowest legal action at every information set where it
+    allows none (in place)."""
+    for p in range(2):
         for i in np.flatnonzero(~allowed[p].any(axis=1)):
             allowed[p][i, tree.players[p].legal[i][0]] = True
-    return double_oracle(tree, allowed, start, max_lps)
+    return allowed
 
 
 def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80) -> DoubleOracle:
@@ -221,7 +247,7 @@ def started(game: str, dcfr_iterations: list[int], budget: float) -> None:
     start = time.perf_counter()
     policies, _ = SequenceFormLP(tree).solve(legal)
     whole = time.perf_counter() - start
-    support = sum(int(((policies[p] > 1e-9) & legal[p]).sum()) for p in range(2)) / \
+    support = sum(int(a.sum()) for a in support_of(tree, policies)) / \
         sum(int(a.sum()) for a in legal)
     dcfr = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
     cells = [" / ".join(f"{dcfr[t]['seconds']:.3g}" if t in dcfr else "-" for t in THRESHOLDS)]
@@ -231,6 +257,106 @@ def started(game: str, dcfr_iterations: list[int], budget: float) -> None:
                            for t in THRESHOLDS)
         cells.append(f"{times} ({run.lps} LP{'s' if run.lps > 1 else ''}, {run.share:.0%})")
     print(f"| {game} | {whole:.3g} s ({support:.0%}) | " + " | ".join(cells) + " |", flush=True)
+
+
+def support_of(tree: SequenceFormGame, policies: list[np.ndarray]) -> list[np.ndarray]:
+    """Each player's (information set, action) pairs that ``policies`` play with positive
+    realization weight (above 1e-12), and the lowest legal action where none is."""
+    allowed = []
+    for p in range(2):
+        info = tree.players[p]
+        plan = tree.realization_plan(p, policies[p])
+        played = np.flatnonzero(plan[1:] > 1e-12) + 1
+        mask = np.zeros((info.num_infosets, tree.num_actions), dtype=bool)
+        mask[info.seq_infoset[played], info.seq_action[played]] = True
+        allowed.append(mask)
+    return with_lowest(allowed, tree)
+
+
+def one_sided(lp: SequenceFormLP, allowed: list[np.ndarray],
+              legal: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each player's least exploitable policy among those its ``allowed`` actions give, against
+    an opponent with every legal action (player 0's from the LP that restricts player 0 only,
+    player 1's from the one that restricts player 1 only); and the opponent's policy from
+    each of those LPs (its equilibrium of that LP: ``[player 1's from the first, player 0's
+    from the second]``)."""
+    first, _ = lp.solve([allowed[0], legal[1]])
+    second, _ = lp.solve([legal[0], allowed[1]])
+    return [first[0], second[1]], [first[1], second[0]]
+
+
+def support(game: str) -> None:
+    """Step 6, one row per game."""
+    tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    lp = SequenceFormLP(tree)
+    start = time.perf_counter()
+    policies, _ = lp.solve(legal)
+    whole = time.perf_counter() - start
+    allowed = support_of(tree, policies)
+    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    start = time.perf_counter()
+    restricted, _ = lp.solve(allowed)
+    both = time.perf_counter() - start
+    start = time.perf_counter()
+    each, _ = one_sided(lp, allowed, legal)
+    sides = time.perf_counter() - start
+    cells = [f"{seconds:.3g} s ({_exploitability(tree, found):.2g})"
+             for seconds, found in ((both, restricted), (sides, each))]
+    print(f"| {game} | {whole:.3g} s | {share:.0%} | " + " | ".join(cells) + " |", flush=True)
+
+
+def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float:
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    return exact_exploitability(tree, plans).exploitability
+
+
+def one_sided_double_oracle(tree: SequenceFormGame, iterations: int, budget: float,
+                            max_rounds: int = 40) -> DoubleOracle:
+    """Step 7 on a two-player zero-sum ``tree``: from :func:`dcfr_start`, the one-sided LPs
+    (:func:`one_sided`) and the exact exploitability of their two policies, then each player's
+    best response to the opponent's policy of that player's LP added, until the exploitability
+    is at most ``EXACT``, no response adds an action, ``max_rounds`` rounds (two LPs each) or
+    ``budget`` seconds."""
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    start = time.perf_counter()
+    allowed = dcfr_start(tree, iterations)
+    lp, found, rounds = SequenceFormLP(tree), {}, 0
+    while rounds < max_rounds:
+        policies, counters = one_sided(lp, allowed, legal)
+        rounds += 1
+        value = _exploitability(tree, policies)
+        _crossings(THRESHOLDS, value, time.perf_counter() - start, found)
+        if value <= EXACT or time.perf_counter() - start > budget:
+            break
+        # counters[p] is p's opponent's policy of p's LP; best_response reads the opponent's
+        plans = [tree.realization_plan(0, counters[1]), tree.realization_plan(1, counters[0])]
+        added = [(tree.best_response(p, plans)[0] > 0) & ~allowed[p] for p in range(2)]
+        if not any(a.any() for a in added):
+            break
+        allowed = [a | b for a, b in zip(allowed, added, strict=True)]
+    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    return DoubleOracle(found, 2 * rounds, 0, share, value, policies)
+
+
+def one_sided_rows(game: str, dcfr_iterations: list[int], budget: float) -> None:
+    """Step 7, one row per game."""
+    tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    whole = []
+    for method in LP_METHODS:
+        start = time.perf_counter()
+        SequenceFormLP(tree).solve(legal, method=method)
+        whole.append(f"{time.perf_counter() - start:.3g} s")
+    dcfr = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
+    cells = [" / ".join(whole),
+             " / ".join(f"{dcfr[t]['seconds']:.3g}" if t in dcfr else "-" for t in THRESHOLDS)]
+    for k in dcfr_iterations:
+        run = one_sided_double_oracle(tree, k, budget)
+        times = " / ".join(f"{run.crossings[t]:.3g}" if t in run.crossings else "-"
+                           for t in THRESHOLDS)
+        cells.append(f"{times} ({run.lps} LPs, {run.share:.0%})")
+    print(f"| {game} | " + " | ".join(cells) + " |", flush=True)
 
 
 def floor(games: list[str], budget: float) -> None:
@@ -251,13 +377,15 @@ def cfr_table(games: list[str], budget: float, threshold: float) -> None:
         cfr_iterations(game, budget, threshold)
 
 
+PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), metavar="GAME")
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--threshold", type=float, default=1e-3)
-    parser.add_argument("--parts", nargs="+", choices=("floor", "cfr", "started", "improving"),
-                        default=["floor", "cfr", "started", "improving"])
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--dcfr-iterations", nargs="+", type=int, default=[10, 30, 100],
                         metavar="K",
                         help="DCFR iterations whose support is the first restricted game")
@@ -281,6 +409,21 @@ def main() -> None:
         print("| --- | --- | --- | --- |")
         for game in args.games:
             improving(game, args.budget)
+    if "support" in args.parts:
+        print("\n| game | the whole game's LP | its equilibrium's share of the actions | "
+              "`xdo`'s restricted LP on them (exploitability) | the one-sided LPs on them "
+              "(exploitability) |")
+        print("| --- | --- | --- | --- | --- |")
+        for game in args.games:
+            support(game)
+    if "one_sided" in args.parts:
+        print("\n| game | the whole game's LP, simplex / interior point | DCFR s to 1e-3 / "
+              "1e-4 / 1e-6 | " + " | ".join(
+            f"one-sided, from {k} DCFR iterations: s to 1e-3 / 1e-4 / 1e-6 (LPs, last share)"
+            for k in args.dcfr_iterations) + " |")
+        print("| --- | --- | --- | " + " | ".join("---" for _ in args.dcfr_iterations) + " |")
+        for game in args.games:
+            one_sided_rows(game, args.dcfr_iterations, args.budget)
 
 
 if __name__ == "__main__":
