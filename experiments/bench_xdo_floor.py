@@ -90,7 +90,7 @@ def lp_floor(game: str, budget: float) -> None:
     tree, algorithm = run.tree, run.parts.algorithm
     allowed = [algorithm.allowed(p, pop) for p, pop in enumerate(run.population)]
     legal = [tree.uniform_policy(p) > 0 for p in range(2)]
-    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    share = share_of(allowed, legal)
     lp = SequenceFormLP(tree)
     start = time.perf_counter()
     lp.solve(allowed)
@@ -133,6 +133,22 @@ def _crossings(thresholds: tuple[float, ...], value: float, seconds: float,
 EXACT = 1e-9
 """Exploitability at which step 5 calls its LP solution an exact equilibrium (the LP's own
 accuracy: about 1e-9 to 1e-15 on these games)."""
+
+
+def share_of(allowed: list[np.ndarray], legal: list[np.ndarray]) -> float:
+    """The share of the legal (information set, action) pairs that ``allowed`` holds."""
+    return sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+
+
+def times(found: dict[float, float]) -> str:
+    """Seconds to each of ``THRESHOLDS`` (``-`` where not reached), joined by slashes."""
+    return " / ".join(f"{found[t]:.3g}" if t in found else "-" for t in THRESHOLDS)
+
+
+def dcfr_times(tree: SequenceFormGame, budget: float) -> str:
+    """DCFR on the whole ``tree``: :func:`times` of its crossings in ``budget`` seconds."""
+    crossings = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
+    return times({t: c["seconds"] for t, c in crossings.items()})
 
 
 class DoubleOracle(NamedTuple):
@@ -182,7 +198,7 @@ def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: floa
             if not any(a.any() for a in added):
                 break
         allowed = [a | b for a, b in zip(allowed, added, strict=True)]
-    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    share = share_of(allowed, legal)
     return DoubleOracle(found, lps, responses, share, value, policies)
 
 
@@ -232,31 +248,33 @@ def improving(game: str, budget: float) -> None:
     start = time.perf_counter()
     SequenceFormLP(tree).solve(legal)
     whole = time.perf_counter() - start
-    dcfr = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
+    dcfr = dcfr_times(tree, budget)
     run = improving_double_oracle(tree)
-    cells = [" / ".join(f"{found[t]:.3g}" if t in found else "-" for t in THRESHOLDS)
-             for found in ({t: c["seconds"] for t, c in dcfr.items()}, run.crossings)]
-    print(f"| {game} | {whole:.3g} s | {cells[0]} | {cells[1]} ({run.lps} LPs, "
+    print(f"| {game} | {whole:.3g} s | {dcfr} | {times(run.crossings)} ({run.lps} LPs, "
           f"{run.responses} with best responses, {run.share:.0%}) |", flush=True)
 
 
-def started(game: str, dcfr_iterations: list[int], budget: float) -> None:
-    """Step 4, one row per game."""
+def started(game: str, dcfr_iterations: list[int], budget: float,
+            one_sided_lps: bool = False) -> None:
+    """Step 4 (or, with ``one_sided_lps``, step 7), one row per game: the whole game's LP (with
+    its equilibrium's share of the actions; step 7: by simplex and by interior point), DCFR, and
+    the double oracle from each number of DCFR iterations."""
     tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
     legal = [tree.uniform_policy(p) > 0 for p in range(2)]
-    start = time.perf_counter()
-    policies, _ = SequenceFormLP(tree).solve(legal)
-    whole = time.perf_counter() - start
-    support = sum(int(a.sum()) for a in support_of(tree, policies)) / \
-        sum(int(a.sum()) for a in legal)
-    dcfr = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
-    cells = [" / ".join(f"{dcfr[t]['seconds']:.3g}" if t in dcfr else "-" for t in THRESHOLDS)]
+    whole = []
+    for method in LP_METHODS if one_sided_lps else ("simplex",):
+        start = time.perf_counter()
+        policies, _ = SequenceFormLP(tree).solve(legal, method=method)
+        whole.append(f"{time.perf_counter() - start:.3g} s")
+    if not one_sided_lps:
+        whole[0] += f" ({share_of(support_of(tree, policies), legal):.0%})"
+    cells = [" / ".join(whole), dcfr_times(tree, budget)]
     for k in dcfr_iterations:
-        run = started_double_oracle(tree, k)
-        times = " / ".join(f"{run.crossings[t]:.3g}" if t in run.crossings else "-"
-                           for t in THRESHOLDS)
-        cells.append(f"{times} ({run.lps} LP{'s' if run.lps > 1 else ''}, {run.share:.0%})")
-    print(f"| {game} | {whole:.3g} s ({support:.0%}) | " + " | ".join(cells) + " |", flush=True)
+        run = one_sided_double_oracle(tree, k, budget) if one_sided_lps \
+            else started_double_oracle(tree, k)
+        cells.append(f"{times(run.crossings)} ({run.lps} LP{'s' if run.lps > 1 else ''}, "
+                     f"{run.share:.0%})")
+    print(f"| {game} | " + " | ".join(cells) + " |", flush=True)
 
 
 def support_of(tree: SequenceFormGame, policies: list[np.ndarray]) -> list[np.ndarray]:
@@ -294,7 +312,7 @@ def support(game: str) -> None:
     policies, _ = lp.solve(legal)
     whole = time.perf_counter() - start
     allowed = support_of(tree, policies)
-    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    share = share_of(allowed, legal)
     start = time.perf_counter()
     restricted, _ = lp.solve(allowed)
     both = time.perf_counter() - start
@@ -335,28 +353,8 @@ def one_sided_double_oracle(tree: SequenceFormGame, iterations: int, budget: flo
         if not any(a.any() for a in added):
             break
         allowed = [a | b for a, b in zip(allowed, added, strict=True)]
-    share = sum(int(a.sum()) for a in allowed) / sum(int(a.sum()) for a in legal)
+    share = share_of(allowed, legal)
     return DoubleOracle(found, 2 * rounds, 0, share, value, policies)
-
-
-def one_sided_rows(game: str, dcfr_iterations: list[int], budget: float) -> None:
-    """Step 7, one row per game."""
-    tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
-    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
-    whole = []
-    for method in LP_METHODS:
-        start = time.perf_counter()
-        SequenceFormLP(tree).solve(legal, method=method)
-        whole.append(f"{time.perf_counter() - start:.3g} s")
-    dcfr = solve_tree(tree, "dcfr", THRESHOLDS, budget).crossings
-    cells = [" / ".join(whole),
-             " / ".join(f"{dcfr[t]['seconds']:.3g}" if t in dcfr else "-" for t in THRESHOLDS)]
-    for k in dcfr_iterations:
-        run = one_sided_double_oracle(tree, k, budget)
-        times = " / ".join(f"{run.crossings[t]:.3g}" if t in run.crossings else "-"
-                           for t in THRESHOLDS)
-        cells.append(f"{times} ({run.lps} LPs, {run.share:.0%})")
-    print(f"| {game} | " + " | ".join(cells) + " |", flush=True)
 
 
 def floor(games: list[str], budget: float) -> None:
@@ -377,6 +375,19 @@ def cfr_table(games: list[str], budget: float, threshold: float) -> None:
         cfr_iterations(game, budget, threshold)
 
 
+def started_table(args: argparse.Namespace, one_sided_lps: bool) -> None:
+    """Step 4 (or, with ``one_sided_lps``, step 7): the header, then one row per game."""
+    whole = "the whole game's LP, simplex / interior point" if one_sided_lps \
+        else "the whole game's LP (its equilibrium's share of the actions)"
+    label = "one-sided, " if one_sided_lps else ""
+    print(f"\n| game | {whole} | DCFR s to 1e-3 / 1e-4 / 1e-6 | " + " | ".join(
+        f"{label}from {k} DCFR iterations: s to 1e-3 / 1e-4 / 1e-6 (LPs, last share)"
+        for k in args.dcfr_iterations) + " |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in args.dcfr_iterations) + " |")
+    for game in args.games:
+        started(game, args.dcfr_iterations, args.budget, one_sided_lps)
+
+
 PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided")
 
 
@@ -395,13 +406,7 @@ def main() -> None:
     if "cfr" in args.parts:
         cfr_table(args.games, args.budget, args.threshold)
     if "started" in args.parts:
-        print("\n| game | the whole game's LP (its equilibrium's share of the actions) | DCFR s "
-              "to 1e-3 / 1e-4 / 1e-6 | " + " | ".join(
-                  f"from {k} DCFR iterations: s to 1e-3 / 1e-4 / 1e-6 (LPs, last share)"
-                  for k in args.dcfr_iterations) + " |")
-        print("| --- | --- | --- | " + " | ".join("---" for _ in args.dcfr_iterations) + " |")
-        for game in args.games:
-            started(game, args.dcfr_iterations, args.budget)
+        started_table(args, one_sided_lps=False)
     if "improving" in args.parts:
         print("\n| game | the whole game's LP | DCFR s to 1e-3 / 1e-4 / 1e-6 | adding improving "
               "actions: s to 1e-3 / 1e-4 / 1e-6 (LPs, of them with best responses, last "
@@ -417,14 +422,7 @@ def main() -> None:
         for game in args.games:
             support(game)
     if "one_sided" in args.parts:
-        print("\n| game | the whole game's LP, simplex / interior point | DCFR s to 1e-3 / "
-              "1e-4 / 1e-6 | " + " | ".join(
-            f"one-sided, from {k} DCFR iterations: s to 1e-3 / 1e-4 / 1e-6 (LPs, last share)"
-            for k in args.dcfr_iterations) + " |")
-        print("| --- | --- | --- | " + " | ".join("---" for _ in args.dcfr_iterations) + " |")
-        for game in args.games:
-            one_sided_rows(game, args.dcfr_iterations, args.budget)
-
+        started_table(args, one_sided_lps=True)
 
 if __name__ == "__main__":
     main()
