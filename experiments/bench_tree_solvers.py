@@ -5,8 +5,11 @@ method (``xdo``, with each of its restricted-game solvers: the LP, CFR+, PCFR+ a
 LP with either ``xdo_expansion``): time and iterations to each exploitability threshold.
 
 Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice ...]
-[--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel] [--xdo-only]``
-(``--xdo-only``: the ``xdo`` rows alone, as its default solver was chosen). Each method gets
+[--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel] [--xdo-only] [--solvers ...]
+[--xdo ...]`` (``--xdo-only``: the ``xdo`` rows alone, as its default solver was chosen;
+``--solvers`` and ``--xdo``: only the named tree solvers and ``xdo`` rows, e.g. ``--solvers
+lp lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the
+restricted LP decides). Each method gets
 ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each
 method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
 (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
@@ -63,6 +66,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--skip-openspiel", action="store_true")
     parser.add_argument("--xdo-only", action="store_true")
+    parser.add_argument("--solvers", nargs="+", choices=TREE_SOLVERS, default=list(TREE_SOLVERS))
+    parser.add_argument("--xdo", nargs="+", choices=[_name(*m, "-") for m in XDO_METHODS],
+                        default=[_name(*m, "-") for m in XDO_METHODS])
     args = parser.parse_args()
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
     for game in args.games:
@@ -74,7 +80,7 @@ def main() -> None:
               f"{walk:.2f} s; {args.budget:g} s per method", flush=True)
         print("| method | " + " | ".join(f"to {t:g}" for t in thresholds) + " |")
         print("| --- |" + " --- |" * len(thresholds))
-        for solver in () if args.xdo_only else TREE_SOLVERS:
+        for solver in () if args.xdo_only else args.solvers:
             solved = solve_tree(tree, solver, thresholds, args.budget)
             _row(solver, {t: (c["seconds"], c["iterations"])
                           for t, c in solved.crossings.items()}, thresholds)
@@ -83,9 +89,15 @@ def main() -> None:
             _row("OpenSpiel C++ CFR+", crossings_of(curve, thresholds, "wall_time_s",
                                                     "iteration"), thresholds)
         for solver, expansion in XDO_METHODS:
-            name = f"{solver}, {expansion}" if solver == "lp" else solver
-            _row(f"xdo, {name} (PSRO family)",
+            if _name(solver, expansion, "-") not in args.xdo:
+                continue
+            _row(f"xdo, {_name(solver, expansion, ', ')} (PSRO family)",
                  xdo(game, solver, expansion, thresholds, args.budget), thresholds)
+
+
+def _name(solver: str, expansion: str, between: str) -> str:
+    """An ``xdo`` row's name: the solver, and with the LP its expansion after ``between``."""
+    return f"{solver}{between}{expansion}" if solver == "lp" else solver
 
 
 def _row(method: str, found: dict, thresholds: tuple[float, ...]) -> None:

@@ -32,10 +32,12 @@ For each game (2 CPUs, one process):
    value, the solution played below it, above the solution's own), the actions of largest
    regret; where no action has one, each player's best response, as ``xdo`` adds it. It stops
    at an exact equilibrium (exploitability at most ``EXACT``) or when the best responses add
-   nothing. Printed beside the whole game's LP and DCFR, in one process: seconds to each
-   threshold, LPs solved (of them, the LPs after which best responses were added) and the
-   last restricted game's share of the actions. ``xdo --xdo-expansion improving`` grows its
-   restricted game this way, with a best response and a run directory each iteration.
+   nothing. As ``xdo`` does, the regrets are against the restricted LP's solution with a
+   restricted best response where its own players do not reach (``best_off_path``). Printed
+   beside the whole game's LP and DCFR, in one process: seconds to each threshold, LPs
+   solved (of them, the LPs after which best responses were added) and the last restricted
+   game's share of the actions. ``xdo --xdo-expansion improving`` grows its restricted game
+   this way, with a best response and a run directory each iteration.
 
 6. what knowing an equilibrium's support would give (``--parts support``): the whole game's
    LP, the (information set, action) pairs its equilibrium plays (positive realization
@@ -49,9 +51,14 @@ For each game (2 CPUs, one process):
    equilibrium (``EXACT``), no response adds an action, or ``--budget`` seconds. Printed
    beside the whole game's LP (by simplex and by interior point) and DCFR to each threshold,
    in one process.
+8. the restricted LPs of step 5 (``--parts pruned``): each solved as ``SequenceFormLP`` solves
+   it, on the part of the game its restricted players reach (:func:`live`), and as the whole
+   game's LP with the disallowed sequences bounded to zero (the reference, written here):
+   their summed times, the ratio, the largest of the restricted LPs' ratios, and the largest
+   difference between the two values.
 
 ``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3), ``started`` (4), ``improving``
-(5), ``support`` (6) and ``one_sided`` (7).
+(5), ``support`` (6), ``one_sided`` (7) and ``pruned`` (8).
 """
 
 from __future__ import annotations
@@ -66,14 +73,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 import pyspiel  # noqa: E402
+from scipy.optimize import linprog  # noqa: E402
 
 import psro  # noqa: E402
 from psro.algorithms.xdo import EQUILIBRIUM  # noqa: E402
 from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
-from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
+from psro.extensive_form.improving import (  # noqa: E402
+    best_off_path,
+    improving_actions,
+    prepared_players,
+)
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
-from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP  # noqa: E402
+from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP, live  # noqa: E402
 from psro.extensive_form.tree_solvers import solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -168,6 +180,8 @@ class DoubleOracle(NamedTuple):
     """The last LP solution's exact exploitability."""
     policies: list[np.ndarray]
     """That solution, each player's (num_infosets, num_actions) action probabilities."""
+    games: list[list[np.ndarray]]
+    """The restricted games solved, in order."""
 
 
 def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: float,
@@ -182,16 +196,19 @@ def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: floa
     found: dict[float, float] = {}
     lp = SequenceFormLP(tree)
     lps = responses = 0
+    games = []
     while lps < max_lps:
         policies, _ = lp.solve(allowed)
+        games.append(allowed)
         lps += 1
         plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
         value = exact_exploitability(tree, plans).exploitability
         _crossings(THRESHOLDS, value, time.perf_counter() - start, found)
         if prepared is not None and value <= EXACT:
             break
-        added = [a & ~b for a, b in zip(improving_actions(tree, prepared, policies, EXACT),
-                                         allowed, strict=True)] if prepared is not None else []
+        added = [a & ~b for a, b in zip(
+            improving_actions(tree, prepared, best_off_path(tree, policies, allowed), EXACT),
+            allowed, strict=True)] if prepared is not None else []
         if not any(a.any() for a in added):
             responses += 1
             added = [(tree.best_response(p, plans)[0] > 0) & ~allowed[p] for p in range(2)]
@@ -199,7 +216,7 @@ def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: floa
                 break
         allowed = [a | b for a, b in zip(allowed, added, strict=True)]
     share = share_of(allowed, legal)
-    return DoubleOracle(found, lps, responses, share, value, policies)
+    return DoubleOracle(found, lps, responses, share, value, policies, games)
 
 
 def started_double_oracle(tree: SequenceFormGame, iterations: int,
@@ -354,7 +371,52 @@ def one_sided_double_oracle(tree: SequenceFormGame, iterations: int, budget: flo
             break
         allowed = [a | b for a, b in zip(allowed, added, strict=True)]
     share = share_of(allowed, legal)
-    return DoubleOracle(found, 2 * rounds, 0, share, value, policies)
+    return DoubleOracle(found, 2 * rounds, 0, share, value, policies, [])
+
+
+def whole_formulation(lp: SequenceFormLP, allowed: list[np.ndarray]) -> float:
+    """Player 0's value of the restricted game ``allowed`` from the whole game's LP, the
+    disallowed sequences of player 0 bounded to zero and player 1's left out of the
+    inequalities, nothing pruned (the reference of step 8; ``lp._inequalities`` and
+    ``lp._flow`` are the matrices ``SequenceFormLP`` builds)."""
+    tree = lp.tree
+    mine, theirs = (np.r_[True, a[info.seq_infoset[1:], info.seq_action[1:]]]
+                    for a, info in zip(allowed, tree.players, strict=True))
+    s_0, duals = len(mine), lp._inequalities.shape[1] - len(mine)
+    rows = np.flatnonzero(theirs)
+    cost = np.zeros(s_0 + duals)
+    cost[s_0] = -1.0
+    bounds = np.zeros((s_0 + duals, 2))
+    bounds[:s_0, 1] = np.where(mine, np.inf, 0.0)
+    bounds[s_0:] = (-np.inf, np.inf)
+    b_eq = np.zeros(lp._flow.shape[0])
+    b_eq[0] = 1.0
+    result = linprog(cost, A_ub=lp._inequalities[rows], b_ub=np.zeros(len(rows)),
+                     A_eq=lp._flow, b_eq=b_eq, bounds=bounds, method="highs")
+    return float(-result.fun)
+
+
+def pruned(game: str) -> None:
+    """Step 8, one row per game."""
+    tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
+    run = improving_double_oracle(tree)
+    lp = SequenceFormLP(tree)
+    seconds, ratios, gap, leaves = [0.0, 0.0], [], 0.0, []
+    for allowed in run.games:
+        start = time.perf_counter()
+        _, value = lp.solve(allowed)
+        middle = time.perf_counter()
+        reference = whole_formulation(lp, allowed)
+        end = time.perf_counter()
+        seconds[0] += middle - start
+        seconds[1] += end - middle
+        ratios.append((end - middle) / (middle - start))
+        gap = max(gap, abs(value - reference))
+        kept = live(tree, allowed).sequences
+        leaves.append(np.mean(kept[0][tree.leaf_seqs[0]] & kept[1][tree.leaf_seqs[1]]))
+    print(f"| {game} | {len(run.games)} | {min(leaves):.2%}-{max(leaves):.1%} | "
+          f"{seconds[1]:.3g} s | {seconds[0]:.3g} s | {seconds[1] / seconds[0]:.2g} "
+          f"(up to {max(ratios):.2g}) | {gap:.1e} |", flush=True)
 
 
 def floor(games: list[str], budget: float) -> None:
@@ -388,7 +450,7 @@ def started_table(args: argparse.Namespace, one_sided_lps: bool) -> None:
         started(game, args.dcfr_iterations, args.budget, one_sided_lps)
 
 
-PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided")
+PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided", "pruned")
 
 
 def main() -> None:
@@ -423,6 +485,12 @@ def main() -> None:
             support(game)
     if "one_sided" in args.parts:
         started_table(args, one_sided_lps=True)
+    if "pruned" in args.parts:
+        print("\n| game | restricted LPs | share of the leaves they reach | whole formulation "
+              "| pruned | ratio | largest value difference |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for game in args.games:
+            pruned(game)
 
 if __name__ == "__main__":
     main()

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from psro.extensive_form.improving import improving_actions, prepared_players
+from psro.extensive_form.improving import best_off_path, improving_actions, prepared_players
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 REGRET_TOLERANCE = 1e-9
@@ -46,10 +46,25 @@ class ImprovingExpansion:
         self.tolerance = REGRET_TOLERANCE * scale
         self._prepared = None
         self._improving: dict[tuple[str, ...], list[np.ndarray]] = {}
+        self._recent: list[tuple[list[tuple], list[np.ndarray]]] = []
+        """The last few calls' populations (their members) and restricted games: ``xdo`` asks
+        for the same ones several times an iteration (its stop test for the previous
+        iteration's too)."""
 
     def allowed(self, populations: list[list]) -> list[np.ndarray]:
         """Each player's boolean (num_infosets, num_actions) restricted game for the newest
         best responses in ``populations`` (their iteration k; see the module docstring)."""
+        members = [tuple(pop) for pop in populations]
+        for seen, allowed in self._recent:
+            if len(seen) == len(members) and all(
+                    len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+                    for a, b in zip(seen, members, strict=True)):
+                return [a.copy() for a in allowed]
+        allowed = self._grown(populations)
+        self._recent = [*self._recent[-2:], (members, [a.copy() for a in allowed])]
+        return allowed
+
+    def _grown(self, populations: list[list]) -> list[np.ndarray]:
         n = len(populations)
         responses = [self._by_iteration(pop, lambda m: m.metadata.get("oracle")
                                         not in self.not_responses) for pop in populations]
@@ -60,7 +75,7 @@ class ImprovingExpansion:
         for j in range(1, last):
             if not all(j in s for s in solved):
                 continue
-            improving = self._improving_against([s[j][-1] for s in solved])
+            improving = self._improving_against([s[j][-1] for s in solved], allowed)
             added = [a & ~b for a, b in zip(improving, allowed, strict=True)]
             if not any(a.any() for a in added):
                 added = [self.responses(p, responses[p].get(j + 1, [])) & ~allowed[p]
@@ -84,13 +99,17 @@ class ImprovingExpansion:
                 out.setdefault(int(member.metadata.get("iteration", 0)), []).append(member)
         return out
 
-    def _improving_against(self, equilibrium: list) -> list[np.ndarray]:
+    def _improving_against(self, equilibrium: list, allowed: list[np.ndarray]
+                           ) -> list[np.ndarray]:
+        """The improving actions against the restricted ``equilibrium`` (members) of the
+        restricted game ``allowed``, its play where its own players do not reach replaced by
+        restricted best responses (:func:`best_off_path`)."""
         key = tuple(m.name for m in equilibrium)
         if key not in self._improving:
             if self._prepared is None:
                 self._prepared = prepared_players(self.tree)
-            self._improving[key] = improving_actions(self.tree, self._prepared,
-                                                     [m.probs for m in equilibrium],
+            policies = best_off_path(self.tree, [m.probs for m in equilibrium], allowed)
+            self._improving[key] = improving_actions(self.tree, self._prepared, policies,
                                                      self.tolerance)
         return self._improving[key]
 

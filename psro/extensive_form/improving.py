@@ -9,6 +9,15 @@ and chance's reach times p's return) of taking ``a`` at ``I`` and playing ``pi_p
 information set is an equilibrium (one-step deviations suffice in games of perfect recall);
 the converse need not hold at information sets a player's own policy never reaches, where an
 equilibrium may play anything.
+
+What a restricted equilibrium plays there is arbitrary (the LP's solution leaves it free), yet
+it is the continuation of every one-step deviation that leads there, so it decides which
+actions look improving. :func:`best_off_path` fixes it: there, each player plays a best
+response within its allowed actions. Then no allowed action has a positive regret against a
+restricted equilibrium, and a profile with an exploitability above the tolerance has an
+improving action outside the restricted game (without it, on liar's dice, ``xdo``'s
+improving expansion found none in 3 to 5 of its iterations and fell back to best responses,
+which added every action they take: 78% of the game's actions at its end instead of 57%).
 """
 
 from __future__ import annotations
@@ -24,6 +33,26 @@ def prepared_players(tree: SequenceFormGame) -> list[PreparedPlayer]:
     """Each player's indices over every legal action (:func:`improving_actions` reads them)."""
     return [cfr_passes.prepare_player(tree, p, tree.uniform_policy(p) > 0)
             for p in range(tree.num_players)]
+
+
+def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
+                  allowed: list[np.ndarray]) -> list[np.ndarray]:
+    """``policies`` (each player's (num_infosets, num_actions) action probabilities, playing
+    only ``allowed`` actions) with, at every information set a player's own policy does not
+    reach, that player's best response within its ``allowed`` actions to the others'
+    ``policies`` (the lowest allowed action of largest value). The realization plans, and so
+    every expected return, are unchanged."""
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    out = []
+    for p, probs in enumerate(policies):
+        prepared = cfr_passes.prepare_player(tree, p, allowed[p])
+        weight = cfr_passes.leaf_weights(tree, p, plans, prepared.returns)
+        values, _, _ = cfr_passes.counterfactual_values(tree, p, prepared, weight)
+        best = np.zeros_like(probs)
+        best[np.arange(len(best)), values.argmax(axis=1)] = 1.0
+        reached = plans[p][tree.players[p].parent_seq] > 0
+        out.append(np.where(reached[:, None], probs, best))
+    return out
 
 
 def improving_actions(tree: SequenceFormGame, prepared: list[PreparedPlayer],
@@ -43,4 +72,4 @@ def improving_actions(tree: SequenceFormGame, prepared: list[PreparedPlayer],
     return out
 
 
-__all__ = ["improving_actions", "prepared_players"]
+__all__ = ["best_off_path", "improving_actions", "prepared_players"]

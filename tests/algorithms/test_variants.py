@@ -536,6 +536,41 @@ def test_improving_actions_are_the_largest_counterfactual_regrets_openspiel_find
     assert improving > 0
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_best_off_path_leaves_no_allowed_action_improving(seed):
+    """On Leduc restricted at random (each legal action kept with probability 0.6): against
+    the restricted LP's equilibrium as the LP returns it, allowed actions have positive
+    counterfactual regrets (at information sets its own players never reach, where it is
+    uniform); with :func:`best_off_path` none has, while its realization plans (and so every
+    return and its exploitability) are unchanged."""
+    import pyspiel
+
+    from psro.extensive_form.improving import best_off_path, improving_actions, prepared_players
+    from psro.extensive_form.sequence_form import SequenceFormGame
+    from psro.extensive_form.sequence_lp import SequenceFormLP
+
+    tree = SequenceFormGame(pyspiel.load_game("leduc_poker"))
+    rng = np.random.default_rng(seed)
+    allowed = []
+    for p in range(2):
+        mask = (tree.uniform_policy(p) > 0) & (rng.random((tree.players[p].num_infosets,
+                                                           tree.num_actions)) < 0.6)
+        for i in np.flatnonzero(~mask.any(axis=1)):
+            mask[i, tree.players[p].legal[i][0]] = True
+        allowed.append(mask)
+    policies, _ = SequenceFormLP(tree).solve(allowed)
+    completed = best_off_path(tree, policies, allowed)
+    prepared = prepared_players(tree)
+    before = improving_actions(tree, prepared, policies, 1e-9)
+    after = improving_actions(tree, prepared, completed, 1e-9)
+    assert any((b & a).any() for b, a in zip(before, allowed, strict=True))
+    assert not any((b & a).any() for b, a in zip(after, allowed, strict=True))
+    assert any(b.any() for b in after)  # the restricted equilibrium is exploitable
+    for p in range(2):
+        np.testing.assert_allclose(tree.realization_plan(p, completed[p]),
+                                   tree.realization_plan(p, policies[p]), atol=1e-12)
+
+
 def test_an_xdo_run_saved_before_expansions_resumes_growing_by_responses(tmp_path):
     """A run directory whose config.json has no ``xdo_expansion`` (written before the setting
     existed) resumes as it ran, growing by responses, on a game whose default is now

@@ -325,3 +325,17 @@ def test_one_sided_double_oracle_ends_at_an_equilibrium(iterations):
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(run.policies)]
     assert tree.expected_returns(plans)[0] == pytest.approx(-0.0856064, abs=1e-6)
     assert set(run.crossings) == set(mod.THRESHOLDS) and run.lps >= 2
+
+
+def test_restricted_lps_on_the_part_reached_have_the_whole_formulations_values(capsys):
+    """Step 8 of the xdo-floor benchmark on Leduc: each restricted LP of the improving double
+    oracle, solved on the part of the game its players reach, has the value of the whole
+    game's LP with the disallowed sequences bounded to zero (HiGHS on both; to 1e-9), and
+    some of those restricted games reach only part of the leaves."""
+    mod = importlib.import_module("bench_xdo_floor")
+    mod.pruned("leduc_poker")
+    cells = [c.strip() for c in capsys.readouterr().out.strip().split("|")[1:-1]]
+    assert cells[0] == "leduc_poker" and int(cells[1]) >= 2
+    least = float(cells[2].split("-")[0].rstrip("%"))
+    assert least < 100
+    assert float(cells[6]) <= 1e-9

@@ -5,14 +5,18 @@ prints a row per solver and refuses bad input in one line."""
 
 import json
 
+import numpy as np
 import pyspiel
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from open_spiel.python.algorithms.exploitability import exploitability
 from test_tabular_cfr import _openspiel_policy
 
 from psro.cli import main
+from psro.extensive_form.restricted_cfr import restricted_nash_conv
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP
+from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP, live
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
 
 
@@ -30,6 +34,57 @@ def test_the_lp_gives_the_game_value_and_an_unexploitable_profile(game, value, t
     assert exploitability(pyspiel_game, _openspiel_policy(tree, policies)) < 1e-8
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     assert tree.expected_returns(plans)[0] == pytest.approx(v0, abs=1e-8)
+
+
+def test_the_live_part_of_kuhn_when_player_0_only_passes_first():
+    """Player 0 allowed only to pass at its first information sets ('0', '1', '2'): player 1's
+    information sets after a bet ('0b', '1b', '2b') are out of the restricted game, those after
+    a pass in it, and so are player 1's sequences there; player 0's sequences of betting first
+    are out."""
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
+    allowed = [tree.uniform_policy(p) > 0 for p in range(2)]
+    for i, key in enumerate(tree.players[0].keys):
+        if "p" not in key:
+            allowed[0][i, 1] = False
+    reached = live(tree, allowed)
+    assert {k for k, ok in zip(tree.players[1].keys, reached.infosets[1],
+                                              strict=True) if ok} == \
+        {"0p", "1p", "2p"}
+    assert all(reached.infosets[0])
+    info = tree.players[0]
+    first_bets = [info.seq_of[i][1] for i, key in enumerate(info.keys) if "p" not in key]
+    assert not reached.sequences[0][first_bets].any()
+    assert reached.sequences[0].sum() == info.num_sequences - 3
+    theirs = tree.players[1]
+    assert list(reached.sequences[1][1:]) == [
+        theirs.keys[i].endswith("p") for i in theirs.seq_infoset[1:]]
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), keep=st.floats(0.3, 0.9))
+def test_a_restricted_games_lp_is_an_equilibrium_of_that_game(seed, keep):
+    """On Leduc restricted at random (each legal action kept with probability ``keep``, one at
+    least per information set): the LP's policies take only allowed actions, no best response
+    limited to the allowed actions gains against them (restricted NashConv under 1e-8, by
+    the CFR passes, not the LP), and player 0's value is their expected return."""
+    tree = LEDUC
+    rng = np.random.default_rng(seed)
+    allowed = []
+    for p in range(2):
+        legal = tree.uniform_policy(p) > 0
+        mask = legal & (rng.random(legal.shape) < keep)
+        for i in np.flatnonzero(~mask.any(axis=1)):
+            mask[i, tree.players[p].legal[i][rng.integers(len(tree.players[p].legal[i]))]] = True
+        allowed.append(mask)
+    policies, v0 = SequenceFormLP(tree).solve(allowed)
+    assert all(not (probs[~ok] > 0).any() for probs, ok in zip(policies, allowed,
+                                                                              strict=True))
+    assert restricted_nash_conv(tree, policies, allowed) < 1e-8
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    assert tree.expected_returns(plans)[0] == pytest.approx(v0, abs=1e-8)
+
+
+LEDUC = SequenceFormGame(pyspiel.load_game("leduc_poker"))
 
 
 @pytest.mark.parametrize("solver", TREE_SOLVERS)
