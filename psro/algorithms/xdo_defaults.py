@@ -52,8 +52,8 @@ def default_expansion(tree: SequenceFormGame, solver: str, exact_oracle: bool) -
     """The ``xdo_expansion`` a run gets when it names none, the faster measured
     (``experiments/bench_tree_solvers.py --xdo-only``): ``"improving"`` with the LP and the
     exact oracle on a game with at least ``IMPROVING_INFOSETS`` information sets of a player
-    (exact equilibrium: goofspiel 5 0.37 s against 0.53 s, liar's dice 9 s against 33 s);
-    ``"responses"`` elsewhere (Leduc: 0.27 s against 0.32 s; a trained oracle's responses
+    (exact equilibrium: goofspiel 5 0.14 s against 0.20 s, liar's dice 1.9 s against 18.7 s);
+    ``"responses"`` elsewhere (Leduc: 0.20 s against 0.40 s; a trained oracle's responses
     are what extend its restricted game)."""
     many = max(p.num_infosets for p in tree.players) >= IMPROVING_INFOSETS
     return "improving" if solver == "lp" and exact_oracle and many else "responses"
