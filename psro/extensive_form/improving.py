@@ -15,9 +15,10 @@ it is the continuation of every one-step deviation that leads there, so it decid
 actions look improving. :func:`best_off_path` fixes it: there, each player plays a best
 response within its allowed actions. Then no allowed action has a positive regret against a
 restricted equilibrium, and a profile with an exploitability above the tolerance has an
-improving action outside the restricted game (without it, on liar's dice, ``xdo``'s
-improving expansion found none in 3 to 5 of its iterations and fell back to best responses,
-which added every action they take: 78% of the game's actions at its end instead of 57%).
+improving action outside the restricted game. On liar's dice, with the restricted LPs of
+:mod:`psro.extensive_form.sequence_lp`, the improving double oracle without it found no new
+improving action three times and fell back to best responses, which add every action they
+take: 52 LPs and 78% of the game's actions at its end, against 22 LPs and 54% with it.
 """
 
 from __future__ import annotations
