@@ -67,6 +67,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -412,29 +413,33 @@ def pruned(game: str) -> None:
         seconds[1] += end - middle
         ratios.append((end - middle) / (middle - start))
         gap = max(gap, abs(value - reference))
-        kept = live(tree, allowed).sequences
-        leaves.append(np.mean(kept[0][tree.leaf_seqs[0]] & kept[1][tree.leaf_seqs[1]]))
+        leaves.append(np.mean(live(tree, allowed).leaves))
     print(f"| {game} | {len(run.games)} | {min(leaves):.2%}-{max(leaves):.1%} | "
           f"{seconds[1]:.3g} s | {seconds[0]:.3g} s | {seconds[1] / seconds[0]:.2g} "
           f"(up to {max(ratios):.2g}) | {gap:.1e} |", flush=True)
 
 
+def table(header: str, games: list[str], row: Callable[[str], None]) -> None:
+    """A table: ``header`` (its cells between bars, after a blank line), the separator, then
+    ``row(game)`` prints each game's row."""
+    print(f"\n| {header} |")
+    print("|" + " --- |" * (header.count("|") + 1))
+    for game in games:
+        row(game)
+
+
 def floor(games: list[str], budget: float) -> None:
     """Steps 1 and 2, one row per game."""
-    print("| game | `xdo, lp`: run clock (iterations, exploitability) | last restricted game, "
-          "share of the actions | its LP alone | the whole game's LP |")
-    print("| --- | --- | --- | --- | --- |")
-    for game in games:
-        lp_floor(game, budget)
+    table("game | `xdo, lp`: run clock (iterations, exploitability) | last restricted game, "
+          "share of the actions | its LP alone | the whole game's LP", games,
+          lambda game: lp_floor(game, budget))
 
 
 def cfr_table(games: list[str], budget: float, threshold: float) -> None:
     """Step 3, one row per game."""
-    print(f"\n| game | `xdo, cfr` to {threshold:g}: CFR+ iterations of its restricted "
-          f"solves | DCFR on the whole game | CFR+ on the whole game |")
-    print("| --- | --- | --- | --- |")
-    for game in games:
-        cfr_iterations(game, budget, threshold)
+    table(f"game | `xdo, cfr` to {threshold:g}: CFR+ iterations of its restricted solves | "
+          f"DCFR on the whole game | CFR+ on the whole game", games,
+          lambda game: cfr_iterations(game, budget, threshold))
 
 
 def started_table(args: argparse.Namespace, one_sided_lps: bool) -> None:
@@ -442,12 +447,10 @@ def started_table(args: argparse.Namespace, one_sided_lps: bool) -> None:
     whole = "the whole game's LP, simplex / interior point" if one_sided_lps \
         else "the whole game's LP (its equilibrium's share of the actions)"
     label = "one-sided, " if one_sided_lps else ""
-    print(f"\n| game | {whole} | DCFR s to 1e-3 / 1e-4 / 1e-6 | " + " | ".join(
+    table(f"game | {whole} | DCFR s to 1e-3 / 1e-4 / 1e-6 | " + " | ".join(
         f"{label}from {k} DCFR iterations: s to 1e-3 / 1e-4 / 1e-6 (LPs, last share)"
-        for k in args.dcfr_iterations) + " |")
-    print("| --- | --- | --- | " + " | ".join("---" for _ in args.dcfr_iterations) + " |")
-    for game in args.games:
-        started(game, args.dcfr_iterations, args.budget, one_sided_lps)
+        for k in args.dcfr_iterations), args.games,
+        lambda game: started(game, args.dcfr_iterations, args.budget, one_sided_lps))
 
 
 PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided", "pruned")
@@ -470,27 +473,18 @@ def main() -> None:
     if "started" in args.parts:
         started_table(args, one_sided_lps=False)
     if "improving" in args.parts:
-        print("\n| game | the whole game's LP | DCFR s to 1e-3 / 1e-4 / 1e-6 | adding improving "
+        table("game | the whole game's LP | DCFR s to 1e-3 / 1e-4 / 1e-6 | adding improving "
               "actions: s to 1e-3 / 1e-4 / 1e-6 (LPs, of them with best responses, last "
-              "share) |")
-        print("| --- | --- | --- | --- |")
-        for game in args.games:
-            improving(game, args.budget)
+              "share)", args.games, lambda game: improving(game, args.budget))
     if "support" in args.parts:
-        print("\n| game | the whole game's LP | its equilibrium's share of the actions | "
+        table("game | the whole game's LP | its equilibrium's share of the actions | "
               "`xdo`'s restricted LP on them (exploitability) | the one-sided LPs on them "
-              "(exploitability) |")
-        print("| --- | --- | --- | --- | --- |")
-        for game in args.games:
-            support(game)
+              "(exploitability)", args.games, support)
     if "one_sided" in args.parts:
         started_table(args, one_sided_lps=True)
     if "pruned" in args.parts:
-        print("\n| game | restricted LPs | share of the leaves they reach | whole formulation "
-              "| pruned | ratio | largest value difference |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-        for game in args.games:
-            pruned(game)
+        table("game | restricted LPs | share of the leaves they reach | whole formulation "
+              "| pruned | ratio | largest value difference", args.games, pruned)
 
 if __name__ == "__main__":
     main()

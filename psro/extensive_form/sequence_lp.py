@@ -47,9 +47,12 @@ LP_METHODS = {"simplex": "highs", "ipm": "highs-ipm"}
 class LiveGame(NamedTuple):
     """What of a walked two-player game a restricted game's players reach (:func:`live`)."""
 
+    leaves: np.ndarray
+    """Boolean (num_leaves,): the leaves reached when both players take only allowed
+    actions."""
     sequences: list[np.ndarray]
     """Per player, a boolean per sequence: the empty sequence and each sequence of allowed
-    actions that leads to a leaf reached when both players take only allowed actions."""
+    actions that leads to such a leaf."""
     infosets: list[np.ndarray]
     """Per player, boolean (num_infosets,): the information sets such a leaf passes."""
 
@@ -58,14 +61,8 @@ def live(tree: SequenceFormGame, allowed: list[np.ndarray]) -> LiveGame:
     """The part of two-player ``tree`` that the restricted game ``allowed`` (each player's
     boolean (num_infosets, num_actions)) reaches: from every information set it reaches, each
     allowed action leads on to a leaf it reaches (every information set allows an action)."""
-    fits = []
-    for p in range(2):
-        info = tree.players[p]
-        ok = np.ones(info.num_sequences, dtype=bool)
-        for level in tree._depth_levels[p]:
-            ok[level] = ok[info.seq_parent[level]] & allowed[p][info.seq_infoset[level],
-                                                                 info.seq_action[level]]
-        fits.append(ok)
+    fits = [tree.realization_plan(p, a / np.maximum(a.sum(axis=1, keepdims=True), 1)) > 0
+            for p, a in enumerate(allowed)]
     leaves = fits[0][tree.leaf_seqs[0]] & fits[1][tree.leaf_seqs[1]]
     sequences, infosets = [], []
     for p in range(2):
@@ -78,7 +75,7 @@ def live(tree: SequenceFormGame, allowed: list[np.ndarray]) -> LiveGame:
         passed[info.seq_infoset[1:][reached[1:]]] = True
         sequences.append(reached)
         infosets.append(passed)
-    return LiveGame(sequences, infosets)
+    return LiveGame(leaves, sequences, infosets)
 
 
 class LinearProgramError(RuntimeError):
