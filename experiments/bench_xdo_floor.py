@@ -208,7 +208,8 @@ def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: floa
         if prepared is not None and value <= EXACT:
             break
         added = [a & ~b for a, b in zip(
-            improving_actions(tree, prepared, best_off_path(tree, policies, allowed), EXACT),
+            improving_actions(tree, prepared, best_off_path(tree, policies, allowed, prepared,
+                                                            plans), EXACT, plans),
             allowed, strict=True)] if prepared is not None else []
         if not any(a.any() for a in added):
             responses += 1

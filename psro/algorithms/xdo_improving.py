@@ -108,9 +108,11 @@ class ImprovingExpansion:
         if key not in self._improving:
             if self._prepared is None:
                 self._prepared = prepared_players(self.tree)
-            policies = best_off_path(self.tree, [m.probs for m in equilibrium], allowed)
+            plans = [m.realization_plan(self.tree) for m in equilibrium]
+            policies = best_off_path(self.tree, [m.probs for m in equilibrium], allowed,
+                                     self._prepared, plans)
             self._improving[key] = improving_actions(self.tree, self._prepared, policies,
-                                                     self.tolerance)
+                                                     self.tolerance, plans)
         return self._improving[key]
 
 

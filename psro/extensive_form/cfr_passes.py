@@ -86,18 +86,22 @@ def leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
 
 
 def counterfactual_values(tree: SequenceFormGame, player: int, prepared: PreparedPlayer,
-                          weight: np.ndarray, probs: np.ndarray | None = None
+                          weight: np.ndarray, probs: np.ndarray | None = None,
+                          within: np.ndarray | None = None
                           ) -> tuple[np.ndarray, np.ndarray, float]:
     """One backward pass over ``player``'s information sets (deepest first, as
     :meth:`SequenceFormGame.best_response` does) given leaf weights: the counterfactual
-    values (num_infosets, num_actions), -inf where not allowed; each information set's value
-    (num_infosets,), expected under ``probs`` or, without them, of a restricted best
-    response; and the root's value."""
+    values (num_infosets, num_actions), -inf where not allowed (by ``prepared`` and, where
+    given, by the booleans ``within`` (num_infosets, num_actions) too); each information set's
+    value (num_infosets,), expected under ``probs`` or, without them, of a best response
+    within those actions; and the root's value."""
     info = tree.players[player]
     value = np.bincount(tree.leaf_seqs[player], weights=weight, minlength=info.num_sequences)
     cf = np.full((info.num_infosets, tree.num_actions), -np.inf)
     node = np.zeros(info.num_infosets)
     for infosets, seqs, ok, parents in prepared.levels:
+        if within is not None:
+            ok = ok & within[infosets]
         values = np.where(ok, value[seqs], -np.inf)
         cf[infosets] = values
         if probs is None:

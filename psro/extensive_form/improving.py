@@ -37,18 +37,24 @@ def prepared_players(tree: SequenceFormGame) -> list[PreparedPlayer]:
 
 
 def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
-                  allowed: list[np.ndarray]) -> list[np.ndarray]:
+                  allowed: list[np.ndarray], prepared: list[PreparedPlayer] | None = None,
+                  plans: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """``policies`` (each player's (num_infosets, num_actions) action probabilities, playing
     only ``allowed`` actions) with, at every information set a player's own policy does not
     reach, that player's best response within its ``allowed`` actions to the others'
     ``policies`` (the lowest allowed action of largest value). The realization plans, and so
-    every expected return, are unchanged."""
-    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    every expected return, are unchanged. ``prepared`` (:func:`prepared_players` of ``tree``)
+    and ``plans`` (the policies' realization plans), where the caller has them, save
+    computing them again."""
+    if plans is None:
+        plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     out = []
     for p, probs in enumerate(policies):
-        prepared = cfr_passes.prepare_player(tree, p, allowed[p])
-        weight = cfr_passes.leaf_weights(tree, p, plans, prepared.returns)
-        values, _, _ = cfr_passes.counterfactual_values(tree, p, prepared, weight)
+        prep = prepared[p] if prepared is not None else \
+            cfr_passes.prepare_player(tree, p, tree.uniform_policy(p) > 0)
+        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns)
+        values, _, _ = cfr_passes.counterfactual_values(tree, p, prep, weight,
+                                                        within=allowed[p])
         best = np.zeros_like(probs)
         best[np.arange(len(best)), values.argmax(axis=1)] = 1.0
         reached = plans[p][tree.players[p].parent_seq] > 0
@@ -57,12 +63,15 @@ def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
 
 
 def improving_actions(tree: SequenceFormGame, prepared: list[PreparedPlayer],
-                      policies: list[np.ndarray], tolerance: float) -> list[np.ndarray]:
+                      policies: list[np.ndarray], tolerance: float,
+                      plans: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Per player, boolean (num_infosets, num_actions): at each information set where some
     legal action's counterfactual regret against ``policies`` (each player's (num_infosets,
     num_actions) action probabilities) exceeds ``tolerance``, the actions of largest regret
-    (ties all); nothing elsewhere. ``prepared``: :func:`prepared_players` of ``tree``."""
-    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    (ties all); nothing elsewhere. ``prepared``: :func:`prepared_players` of ``tree``;
+    ``plans``: the policies' realization plans, where the caller has them."""
+    if plans is None:
+        plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     out = []
     for p, prep in enumerate(prepared):
         weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns)

@@ -25,16 +25,28 @@ def network_files(path: Path) -> tuple[Path, Path]:
 
 
 def table_arrays_of(probs: np.ndarray, player: int, index: int) -> dict[str, np.ndarray]:
-    """The record arrays of a tabular member's table: a pure strategy (every row one-hot, as an
-    exact best response is) as each information set's action (``pure_P_I``, int16, and its
-    width ``pure_P_I_width``), about a hundredth of the dense table; any other as the dense
-    float64 table (``table_P_I``). :func:`table_from_arrays` gives back the same values."""
+    """The record arrays of a tabular member's table, in the smallest of three forms, each
+    giving back the same values (:func:`table_from_arrays`):
+
+    - a pure strategy (every row one-hot, as an exact best response is): each information
+      set's action (``pure_P_I``, int16, and its width ``pure_P_I_width``), about a hundredth
+      of the dense table;
+    - a table whose nonzero entries take less than half the dense table's bytes (``xdo``'s
+      restricted equilibria, which mostly play one action: on liar's dice 13,000 entries of
+      160,000): their flat indices (``sparse_P_I_index``, int64), values
+      (``sparse_P_I_value``, float64) and the table's shape (``sparse_P_I_shape``);
+    - any other, the dense float64 table (``table_P_I``)."""
     probs = np.asarray(probs)
     chosen = probs.argmax(axis=1) if probs.size else np.zeros(0, dtype=np.int64)
     if probs.ndim == 2 and probs.shape[1] < 2**15 and probs.shape[0] > 0 and \
             np.all((probs == 0.0) | (probs == 1.0)) and np.all(probs.sum(axis=1) == 1.0):
         return {f"pure_{player}_{index}": chosen.astype(np.int16),
                 f"pure_{player}_{index}_width": np.array(probs.shape[1], dtype=np.int64)}
+    flat = np.flatnonzero(probs)
+    if probs.ndim == 2 and 16 * len(flat) < 4 * probs.size:
+        return {f"sparse_{player}_{index}_index": flat.astype(np.int64),
+                f"sparse_{player}_{index}_value": probs.reshape(-1)[flat].astype(np.float64),
+                f"sparse_{player}_{index}_shape": np.array(probs.shape, dtype=np.int64)}
     return {f"table_{player}_{index}": probs}
 
 
@@ -43,6 +55,12 @@ def table_from_arrays(arrays: dict, player: int, index: int) -> np.ndarray | Non
     the record holds none."""
     if f"table_{player}_{index}" in arrays:
         return arrays[f"table_{player}_{index}"]
+    if f"sparse_{player}_{index}_index" in arrays:
+        shape = tuple(int(n) for n in arrays[f"sparse_{player}_{index}_shape"])
+        table = np.zeros(shape)
+        table.reshape(-1)[arrays[f"sparse_{player}_{index}_index"]] = \
+            arrays[f"sparse_{player}_{index}_value"]
+        return table
     chosen = arrays.get(f"pure_{player}_{index}")
     if chosen is None:
         return None
