@@ -122,3 +122,28 @@ def test_a_game_found_too_large_is_refused_again_without_a_walk(monkeypatch):
         with pytest.raises(GameTooLargeError, match="more than 10 nodes"):
             SequenceFormGame(game, max_nodes=10)
     assert SequenceFormGame(game, max_nodes=100).num_players == 2  # a higher limit walks
+
+
+def test_best_responses_asked_again_are_openspiels_and_cannot_be_changed_by_callers():
+    """The answers a tree keeps for plans asked again are OpenSpiel's best responses to them:
+    after a caller scribbles over an answer, and after other plans were asked in between
+    (the same plans halved: half the value), each plan's best response still has the value
+    OpenSpiel's ``best_response`` gives."""
+    from open_spiel.python.algorithms import best_response as os_best_response
+
+    game = pyspiel.load_game("leduc_poker")
+    tree = SequenceFormGame(game)
+    policies = _random_policies(tree, 5)
+    plans = [m.realization_plan(tree) for m in policies]
+    nudged = [plan * 0.5 for plan in plans]
+    openspiel = os_best_response.BestResponsePolicy(
+        game, 0, _as_openspiel_tabular(game, tree, policies)).value(game.new_initial_state())
+    first, value = tree.best_response(0, plans)
+    first[:] = 0.0
+    for asked in (nudged, plans, nudged, plans):
+        probs, again = tree.best_response(0, asked)
+        assert probs.sum() == tree.players[0].num_infosets  # one-hot, untouched by the caller
+        if asked is plans:
+            assert again == value == pytest.approx(openspiel, abs=1e-12)
+        else:
+            assert again == pytest.approx(openspiel / 2, abs=1e-12)
