@@ -15,7 +15,10 @@ For each game (2 CPUs, one process):
 3. ``xdo`` with CFR+ to ``--threshold``: the CFR+ iterations of all its restricted solves
    together (each costs about one iteration of CFR on the whole game: the restricted game is
    the full tree with actions masked), beside DCFR's and CFR+'s iterations to that threshold on
-   the whole game.
+   the whole game; and the same iterations weighted by the share of the full game's leaves (and
+   of its information sets) that each solve's restricted game reaches: what they would cost, in
+   whole-game iterations, on a tree pruned to the part of the game the restricted players
+   reach.
 4. a double oracle on LPs from a better first restricted game (``--dcfr-iterations K ...``):
    the actions that the average policy of K DCFR iterations on the whole game plays with
    probability above ``START_FLOOR``; then, as ``xdo`` with exact responses, the restricted
@@ -84,9 +87,10 @@ from psro.extensive_form.improving import (  # noqa: E402
     improving_actions,
     prepared_players,
 )
+from psro.extensive_form.reached import live  # noqa: E402
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
-from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP, live  # noqa: E402
+from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP  # noqa: E402
 from psro.extensive_form.tree_solvers import solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -120,14 +124,33 @@ def cfr_iterations(game: str, budget: float, threshold: float) -> None:
     """Step 3."""
     run = psro.PSRO(game, "exact", algorithm="xdo", xdo_solver="cfr", seed=0)
     rows = run.run(time_budget_s=budget, target_exploitability=threshold)
-    solves = [m.metadata["cfr_iterations"] for m in run.population[0]
-              if m.metadata.get("oracle") == EQUILIBRIUM]
+    solved = [m for m in run.population[0] if m.metadata.get("oracle") == EQUILIBRIUM]
+    solves = [m.metadata["cfr_iterations"] for m in solved]
     reached = rows[-1]["exploitability"] <= threshold
     whole = {solver: solve_tree(run.tree, solver, (threshold,), budget).crossings.get(threshold)
              for solver in ("dcfr", "cfr+")}
     cells = [f"{c['iterations']:,} ({c['seconds']:.3g} s)" if c else "-" for c in whole.values()]
+    leaves, infosets = reached_iterations(run, solved)
     print(f"| {game} | {sum(solves):,} in {len(solves)} solves ({rows[-1]['wall_time_s']:.3g} s"
-          f"{'' if reached else ', not reached'}) | " + " | ".join(cells) + " |", flush=True)
+          f"{'' if reached else ', not reached'}) | {leaves:,.0f} / {infosets:,.0f} | "
+          + " | ".join(cells) + " |", flush=True)
+
+
+def reached_iterations(run: psro.PSRO, solved: list) -> tuple[float, float]:
+    """Step 3's restricted CFR iterations weighted by the share of the full game's leaves (and,
+    second, of its information sets, averaged over the players) that each solve's restricted
+    game reaches (:func:`live`): what they would cost, counted in whole-game iterations, if
+    each walked only that part of the tree."""
+    algorithm, leaves, infosets = run.parts.algorithm, 0.0, 0.0
+    for member in solved:
+        k = member.metadata["iteration"]
+        allowed = [algorithm.allowed(p, [m for m in pop if m.metadata.get("iteration", 0) <= k])
+                   for p, pop in enumerate(run.population)]
+        reached = live(run.tree, allowed)
+        leaves += member.metadata["cfr_iterations"] * float(reached.leaves.mean())
+        infosets += member.metadata["cfr_iterations"] * float(np.mean(
+            [i.mean() for i in reached.infosets]))
+    return leaves, infosets
 
 
 THRESHOLDS = (1e-3, 1e-4, 1e-6)
@@ -439,6 +462,7 @@ def floor(games: list[str], budget: float) -> None:
 def cfr_table(games: list[str], budget: float, threshold: float) -> None:
     """Step 3, one row per game."""
     table(f"game | `xdo, cfr` to {threshold:g}: CFR+ iterations of its restricted solves | "
+          f"the same, weighted by the share of the leaves / information sets reached | "
           f"DCFR on the whole game | CFR+ on the whole game", games,
           lambda game: cfr_iterations(game, budget, threshold))
 

@@ -35,10 +35,10 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
     (``experiments/bench_tree_solvers.py --xdo-only``): ``"cfr"`` (warm-started CFR+) outside
     two-player zero-sum games, where it is the only one; in them ``"lp"`` where the restricted
     game may grow by improving actions (``improving``: the exact oracle and no expansion named
-    but ``"improving"``; liar's dice to 1e-3: 9 s, CFR+ 12 s), else ``"cfr"`` on a game with
+    but ``"improving"``; liar's dice to 1e-3: 1.5 s, CFR+ 7.2 s), else ``"cfr"`` on a game with
     at least ``LARGE_GAME_INFOSETS`` information sets of a player run to a target
     exploitability of at least ``CFR_TARGET`` times its largest return (liar's dice to 1e-3:
-    12 s, the LP growing by responses 33 s), else ``"lp"``, exact (Kuhn, Leduc, goofspiel 5:
+    7.2 s, the LP growing by responses 13.4 s), else ``"lp"``, exact (Kuhn, Leduc, goofspiel 5:
     within 25% of the fastest CFR-family solver to 1e-3 or ahead, ahead of all to 1e-4)."""
     if tree.num_players != 2 or not zero_sum:
         return "cfr"
@@ -52,8 +52,8 @@ def default_expansion(tree: SequenceFormGame, solver: str, exact_oracle: bool) -
     """The ``xdo_expansion`` a run gets when it names none, the faster measured
     (``experiments/bench_tree_solvers.py --xdo-only``): ``"improving"`` with the LP and the
     exact oracle on a game with at least ``IMPROVING_INFOSETS`` information sets of a player
-    (exact equilibrium: goofspiel 5 0.14 s against 0.20 s, liar's dice 1.9 s against 18.7 s);
-    ``"responses"`` elsewhere (Leduc: 0.20 s against 0.40 s; a trained oracle's responses
+    (exact equilibrium: goofspiel 5 0.11 s against 0.20 s, liar's dice 1.5 s against 13.4 s);
+    ``"responses"`` elsewhere (Leduc: 0.18 s against 0.27 s; a trained oracle's responses
     are what extend its restricted game)."""
     many = max(p.num_infosets for p in tree.players) >= IMPROVING_INFOSETS
     return "improving" if solver == "lp" and exact_oracle and many else "responses"

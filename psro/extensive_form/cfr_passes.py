@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from psro.extensive_form.reached import passed
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 
@@ -37,7 +38,14 @@ class PreparedPlayer(NamedTuple):
     allowed actions and the sequences the information sets hang from; ``returns``: the
     player's return at each leaf times chance's reach; ``plan_levels``: per depth, the
     sequences, their parents and their (information set, action) as a flat index of the
-    policy array."""
+    policy array; ``leaf_seqs``: every player's sequence at each leaf.
+
+    Prepared on the leaves the other players' restricted play reaches
+    (:func:`~psro.extensive_form.reached.others_reach`), ``returns`` and ``leaf_seqs`` are of
+    those leaves, the levels of the information sets on the way to them, and a plan is
+    computed on the sequences of allowed actions only (0 elsewhere, as a policy of the
+    restricted game gives them): every other leaf weighs 0 for the player, so every value,
+    regret and policy is the same."""
 
     allowed: np.ndarray
     uniform: np.ndarray
@@ -45,13 +53,28 @@ class PreparedPlayer(NamedTuple):
     num_sequences: int
     levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
     plan_levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    leaf_seqs: list[np.ndarray]
 
 
-def prepare_player(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> PreparedPlayer:
+def prepare_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
+                   leaves: np.ndarray | None = None) -> PreparedPlayer:
     """``player``'s indices for the restricted game ``allowed`` ((num_infosets, num_actions)
-    booleans), as every iteration on that game uses them (:class:`PreparedPlayer`)."""
+    booleans), as every iteration on that game uses them (:class:`PreparedPlayer`); on the
+    ``leaves`` (boolean (num_leaves,): those the other players' restricted play reaches,
+    :func:`~psro.extensive_form.reached.others_reach`) where given, else on the whole tree."""
     info = tree.players[player]
     seq_table, groups = tree._response_order(player)
+    returns = tree.leaf_chance * tree.leaf_returns[player]
+    leaf_seqs = list(tree.leaf_seqs)
+    plan_levels = tree._depth_levels[player]
+    if leaves is not None:
+        kept = np.flatnonzero(leaves)
+        returns, leaf_seqs = returns[kept], [seqs[kept] for seqs in leaf_seqs]
+        infosets = passed(tree, player, leaves)[1]
+        groups = [g[infosets[g]] for g in groups]
+        own = tree.realization_plan(player, allowed / np.maximum(
+            allowed.sum(axis=1, keepdims=True), 1)) > 0  # sequences of allowed actions
+        plan_levels = [level[own[level]] for level in plan_levels]
     levels = []
     for infosets in groups:
         seqs = seq_table[infosets]
@@ -59,15 +82,16 @@ def prepare_player(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> 
                        info.parent_seq[infosets]))
     plan_levels = [(level, info.seq_parent[level],
                     info.seq_infoset[level] * tree.num_actions + info.seq_action[level])
-                   for level in tree._depth_levels[player]]
-    return PreparedPlayer(allowed, allowed / allowed.sum(axis=1, keepdims=True),
-                     tree.leaf_chance * tree.leaf_returns[player], info.num_sequences, levels,
-                     plan_levels)
+                   for level in plan_levels]
+    return PreparedPlayer(allowed, allowed / allowed.sum(axis=1, keepdims=True), returns,
+                          info.num_sequences, levels, plan_levels, leaf_seqs)
 
 
 def plan_of(prepared: PreparedPlayer, probs: np.ndarray) -> np.ndarray:
-    """:meth:`SequenceFormGame.realization_plan` on prepared indices (the same numbers)."""
-    plan = np.ones(prepared.num_sequences)
+    """:meth:`SequenceFormGame.realization_plan` on prepared indices (the same numbers; on a
+    prepared part of the game, 0 outside it)."""
+    plan = np.zeros(prepared.num_sequences)
+    plan[0] = 1.0
     flat = probs.ravel()
     for level, parents, actions in prepared.plan_levels:
         plan[level] = plan[parents] * flat[actions]
@@ -75,13 +99,15 @@ def plan_of(prepared: PreparedPlayer, probs: np.ndarray) -> np.ndarray:
 
 
 def leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
-                  returns: np.ndarray) -> np.ndarray:
+                 returns: np.ndarray, leaf_seqs: list[np.ndarray] | None = None) -> np.ndarray:
     """What each leaf weighs for ``player``: ``returns`` (its return times chance's reach)
-    times the other players' reach under ``plans``."""
+    times the other players' reach under ``plans``; of the leaves whose sequences are
+    ``leaf_seqs`` (a :class:`PreparedPlayer`'s), by default every leaf of ``tree``."""
+    leaf_seqs = tree.leaf_seqs if leaf_seqs is None else leaf_seqs
     weight = returns
     for q, plan in enumerate(plans):
         if q != player:
-            weight = weight * plan[tree.leaf_seqs[q]]
+            weight = weight * plan[leaf_seqs[q]]
     return weight
 
 
@@ -90,13 +116,15 @@ def counterfactual_values(tree: SequenceFormGame, player: int, prepared: Prepare
                           within: np.ndarray | None = None
                           ) -> tuple[np.ndarray, np.ndarray, float]:
     """One backward pass over ``player``'s information sets (deepest first, as
-    :meth:`SequenceFormGame.best_response` does) given leaf weights: the counterfactual
+    :meth:`SequenceFormGame.best_response` does) given the weights of ``prepared``'s leaves
+    (:func:`leaf_weights`): the counterfactual
     values (num_infosets, num_actions), -inf where not allowed (by ``prepared`` and, where
     given, by the booleans ``within`` (num_infosets, num_actions) too); each information set's
     value (num_infosets,), expected under ``probs`` or, without them, of a best response
     within those actions; and the root's value."""
     info = tree.players[player]
-    value = np.bincount(tree.leaf_seqs[player], weights=weight, minlength=info.num_sequences)
+    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
+                        minlength=info.num_sequences)
     cf = np.full((info.num_infosets, tree.num_actions), -np.inf)
     node = np.zeros(info.num_infosets)
     for infosets, seqs, ok, parents in prepared.levels:

@@ -85,8 +85,8 @@ def predicted_policy(tree: SequenceFormGame, player: int, prepared: PreparedPlay
                      regrets: np.ndarray, probs: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """Predictive regret matching+ of ``player`` (a new (num_infosets, num_actions) policy)
     from its accumulated ``regrets`` and current ``probs``, with the leaves' values ``weight``
-    (num_leaves,) as the prediction, bottom-up (see the module docstring)."""
-    value = np.bincount(tree.leaf_seqs[player], weights=weight,
+    (one per leaf of ``prepared``) as the prediction, bottom-up (see the module docstring)."""
+    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
                         minlength=tree.players[player].num_sequences)
     probs = probs.copy()
     for infosets, seqs, ok, parents in prepared.levels:

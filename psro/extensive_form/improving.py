@@ -52,7 +52,7 @@ def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
     for p, probs in enumerate(policies):
         prep = prepared[p] if prepared is not None else \
             cfr_passes.prepare_player(tree, p, tree.uniform_policy(p) > 0)
-        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns)
+        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns, prep.leaf_seqs)
         values, _, _ = cfr_passes.counterfactual_values(tree, p, prep, weight,
                                                         within=allowed[p])
         best = np.zeros_like(probs)
@@ -74,7 +74,7 @@ def improving_actions(tree: SequenceFormGame, prepared: list[PreparedPlayer],
         plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     out = []
     for p, prep in enumerate(prepared):
-        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns)
+        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns, prep.leaf_seqs)
         values, node, _ = cfr_passes.counterfactual_values(tree, p, prep, weight, policies[p])
         regret = np.where(prep.allowed, values - node[:, None], -np.inf)
         best = regret.max(axis=1, keepdims=True)

@@ -43,6 +43,7 @@ from psro.extensive_form.cfr_passes import (
     regret_matching,
 )
 from psro.extensive_form.cfr_variants import CFRVariant, predicted_policy, variant_named
+from psro.extensive_form.reached import others_reach
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 CHECK_EVERY = 25
@@ -80,7 +81,7 @@ def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
     values = tree.expected_returns(plans)
     total = 0.0
     for p, indexed in enumerate(prepared):
-        weight = leaf_weights(tree, p, plans, indexed.returns)
+        weight = leaf_weights(tree, p, plans, indexed.returns, indexed.leaf_seqs)
         _, _, best = counterfactual_values(tree, p, indexed, weight)
         total += max(best - float(values[p]), 0.0)
     return total
@@ -144,10 +145,11 @@ class RestrictedCFR:
         self.total += 1
         plans = self._plans or [plan_of(self._prepared[p], probs[p]) for p in range(n)]
         for p, prepared in enumerate(self._prepared):
-            weight = leaf_weights(tree, p, plans, prepared.returns)
+            weight = leaf_weights(tree, p, plans, prepared.returns, prepared.leaf_seqs)
             cf, node, _ = counterfactual_values(tree, p, prepared, weight, probs[p])
             self.regrets[p] = variant.accumulate(
-                self.regrets[p], np.where(prepared.allowed, cf - node[:, None], 0.0), self.t)
+                self.regrets[p], np.where(prepared.allowed & (cf > -np.inf), cf - node[:, None],
+                                          0.0), self.t)
             self.plan_sums[p] += variant.average_weight(self.t) * plans[p]
             if variant.predictive:
                 probs[p] = predicted_policy(tree, p, prepared, self.regrets[p], probs[p], weight)
@@ -211,7 +213,9 @@ class RestrictedCFR:
         self._game = [np.array(a, copy=True) for a in allowed]
         self._probs = [regret_matching(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
         self._plans = None
-        self._prepared = [prepare_player(self.tree, p, a) for p, a in enumerate(allowed)]
+        leaves = others_reach(self.tree, allowed)
+        self._prepared = [prepare_player(self.tree, p, a, leaves[p])
+                          for p, a in enumerate(allowed)]
 
 
 def solve_restricted(tree: SequenceFormGame, allowed: list[np.ndarray], tolerance: float,

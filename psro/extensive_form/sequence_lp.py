@@ -9,7 +9,8 @@ the multipliers of those inequality constraints are player 1's equilibrium reali
 feasibility tolerance, 1e-7 by default: exploitability about 1e-9 to 1e-15 on the walkable
 games of the suite).
 
-A restricted game's LP keeps only the part of the game its players can reach (:func:`live`):
+A restricted game's LP keeps only the part of the game its players can reach
+(:func:`~psro.extensive_form.reached.live`):
 the sequences of allowed actions that lead to a leaf both restricted players reach, player 1's
 information sets (its dual variables) and player 0's (its flow constraints) that such a leaf
 passes. The rest of the LP is bounded to zero or carries no payoff, so the equilibria and the
@@ -31,51 +32,16 @@ solvers).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from psro.extensive_form.cfr_passes import behaviour
+from psro.extensive_form.reached import live
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix
 
 LP_METHODS = {"simplex": "highs", "ipm": "highs-ipm"}
 """The LP's methods by name: scipy's ``linprog`` method that runs each."""
-
-
-class LiveGame(NamedTuple):
-    """What of a walked two-player game a restricted game's players reach (:func:`live`)."""
-
-    leaves: np.ndarray
-    """Boolean (num_leaves,): the leaves reached when both players take only allowed
-    actions."""
-    sequences: list[np.ndarray]
-    """Per player, a boolean per sequence: the empty sequence and each sequence of allowed
-    actions that leads to such a leaf."""
-    infosets: list[np.ndarray]
-    """Per player, boolean (num_infosets,): the information sets such a leaf passes."""
-
-
-def live(tree: SequenceFormGame, allowed: list[np.ndarray]) -> LiveGame:
-    """The part of two-player ``tree`` that the restricted game ``allowed`` (each player's
-    boolean (num_infosets, num_actions)) reaches: from every information set it reaches, each
-    allowed action leads on to a leaf it reaches (every information set allows an action)."""
-    fits = [tree.realization_plan(p, a / np.maximum(a.sum(axis=1, keepdims=True), 1)) > 0
-            for p, a in enumerate(allowed)]
-    leaves = fits[0][tree.leaf_seqs[0]] & fits[1][tree.leaf_seqs[1]]
-    sequences, infosets = [], []
-    for p in range(2):
-        info = tree.players[p]
-        reached = np.bincount(tree.leaf_seqs[p][leaves], minlength=info.num_sequences) > 0
-        for level in reversed(tree._depth_levels[p]):
-            np.logical_or.at(reached, info.seq_parent[level], reached[level])
-        reached[0] = True
-        passed = np.zeros(info.num_infosets, dtype=bool)
-        passed[info.seq_infoset[1:][reached[1:]]] = True
-        sequences.append(reached)
-        infosets.append(passed)
-    return LiveGame(leaves, sequences, infosets)
 
 
 class LinearProgramError(RuntimeError):
@@ -134,4 +100,4 @@ class SequenceFormLP:
                 behaviour(tree, 1, plan_1, allowed[1])], float(-result.fun)
 
 
-__all__ = ["LP_METHODS", "LinearProgramError", "LiveGame", "SequenceFormLP", "live"]
+__all__ = ["LP_METHODS", "LinearProgramError", "SequenceFormLP"]

@@ -339,3 +339,29 @@ def test_restricted_lps_on_the_part_reached_have_the_whole_formulations_values(c
     least = float(cells[2].split("-")[0].rstrip("%"))
     assert least < 100
     assert float(cells[6]) <= 1e-9
+
+
+def test_restricted_cfr_iterations_are_weighted_by_the_leaves_both_players_reach():
+    """Step 3's weighting: each restricted solve's iterations times the share of the leaves
+    at which the uniform policies over both players' allowed actions both put weight
+    (computed here from their realization plans)."""
+    import psro
+
+    mod = importlib.import_module("bench_xdo_floor")
+    run = psro.PSRO("leduc_poker", "exact", algorithm="xdo", xdo_solver="cfr", seed=0)
+    run.run(iterations=4)
+    tree, algorithm = run.tree, run.parts.algorithm
+    solved = [m for m in run.population[0] if m.metadata.get("oracle") == mod.EQUILIBRIUM]
+    expected = 0.0
+    for member in solved:
+        k = member.metadata["iteration"]
+        weight = np.ones(len(tree.leaf_chance))
+        for p, pop in enumerate(run.population):
+            allowed = algorithm.allowed(p, [m for m in pop if m.metadata.get("iteration") <= k])
+            plan = tree.realization_plan(p, allowed / allowed.sum(axis=1, keepdims=True))
+            weight *= plan[tree.leaf_seqs[p]]
+        expected += member.metadata["cfr_iterations"] * float(np.mean(weight > 0))
+    leaves, infosets = mod.reached_iterations(run, solved)
+    assert leaves == pytest.approx(expected, rel=1e-12)
+    assert 0 < leaves < sum(m.metadata["cfr_iterations"] for m in solved)
+    assert 0 < infosets < sum(m.metadata["cfr_iterations"] for m in solved)

@@ -14,9 +14,10 @@ from open_spiel.python.algorithms.exploitability import exploitability
 from test_tabular_cfr import _openspiel_policy
 
 from psro.cli import main
+from psro.extensive_form.reached import live
 from psro.extensive_form.restricted_cfr import restricted_nash_conv
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP, live
+from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
 
 
@@ -85,6 +86,58 @@ def test_a_restricted_games_lp_is_an_equilibrium_of_that_game(seed, keep):
 
 
 LEDUC = SequenceFormGame(pyspiel.load_game("leduc_poker"))
+
+
+GOOFSPIEL_4 = SequenceFormGame(pyspiel.load_game("goofspiel(num_cards=4,imp_info=True)"))
+
+
+@pytest.mark.parametrize("tree", [LEDUC, GOOFSPIEL_4], ids=["leduc", "goofspiel_4"])
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), keep=st.floats(0.2, 0.8))
+def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, seed, keep):
+    """On Leduc and goofspiel 4 (whose sequences but the last ones lead to no leaf directly)
+    restricted at random, with random policies of allowed actions: each player's
+    counterfactual values and information-set values computed on the leaves the other player's
+    allowed actions reach equal those computed on the whole tree (which are 0 at every
+    information set left out), and so does the realization plan; some leaves are left out."""
+    from psro.extensive_form.cfr_passes import (
+        counterfactual_values,
+        leaf_weights,
+        plan_of,
+        prepare_player,
+    )
+    from psro.extensive_form.reached import others_reach
+
+    rng = np.random.default_rng(seed)
+    allowed, policies = [], []
+    for p in range(2):
+        legal = tree.uniform_policy(p) > 0
+        mask = legal & (rng.random(legal.shape) < keep)
+        for i in np.flatnonzero(~mask.any(axis=1)):
+            mask[i, tree.players[p].legal[i][rng.integers(len(tree.players[p].legal[i]))]] = True
+        allowed.append(mask)
+        probs = mask * rng.uniform(0.1, 1.0, mask.shape)
+        policies.append(probs / probs.sum(axis=1, keepdims=True))
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    leaves = others_reach(tree, allowed)
+    assert not all(mask.all() for mask in leaves)
+    for p in range(2):
+        whole = prepare_player(tree, p, allowed[p])
+        part = prepare_player(tree, p, allowed[p], leaves[p])
+        np.testing.assert_array_equal(plan_of(part, policies[p]), plans[p])
+        cf, node, root = counterfactual_values(
+            tree, p, whole, leaf_weights(tree, p, plans, whole.returns), policies[p])
+        cf_part, node_part, root_part = counterfactual_values(
+            tree, p, part, leaf_weights(tree, p, plans, part.returns, part.leaf_seqs),
+            policies[p])
+        kept = np.zeros(tree.players[p].num_infosets, dtype=bool)
+        for infosets, *_ in part.levels:
+            kept[infosets] = True
+        np.testing.assert_allclose(cf_part[kept], cf[kept], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(node_part, node, rtol=0, atol=1e-15)
+        assert not np.isfinite(cf_part[~kept]).any()
+        assert np.all(np.where(allowed[p][~kept], cf[~kept], 0.0) == 0.0)
+        assert root_part == pytest.approx(root, abs=1e-15)
 
 
 @pytest.mark.parametrize("solver", TREE_SOLVERS)
