@@ -40,7 +40,8 @@ For each game (2 CPUs, one process):
    beside the whole game's LP and DCFR, in one process: seconds to each threshold, LPs
    solved (of them, the LPs after which best responses were added) and the last restricted
    game's share of the actions. ``xdo --xdo-expansion improving`` grows its restricted game
-   this way, with a best response and a run directory each iteration.
+   this way, with a best response and a run directory each iteration. ``--lp-method ipm``
+   solves step 5's LPs (the whole game's too) by HiGHS's interior-point method.
 
 6. what knowing an equilibrium's support would give (``--parts support``): the whole game's
    LP, the (information set, action) pairs its equilibrium plays (positive realization
@@ -209,7 +210,8 @@ class DoubleOracle(NamedTuple):
 
 
 def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: float,
-                  max_lps: int, prepared: list | None = None) -> DoubleOracle:
+                  max_lps: int, prepared: list | None = None,
+                  method: str = "simplex") -> DoubleOracle:
     """From the restricted game ``allowed`` on a two-player zero-sum ``tree``: the restricted
     LP, the exact exploitability of its solution (crossings timed from ``start``), then the
     actions added, until nothing is added or ``max_lps`` LPs. Without ``prepared`` (step 4)
@@ -222,7 +224,7 @@ def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: floa
     lps = responses = 0
     games = []
     while lps < max_lps:
-        policies, _ = lp.solve(allowed)
+        policies, _ = lp.solve(allowed, method)
         games.append(allowed)
         lps += 1
         plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
@@ -274,24 +276,26 @@ def with_lowest(allowed: list[np.ndarray], tree: SequenceFormGame) -> list[np.nd
     return allowed
 
 
-def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80) -> DoubleOracle:
-    """Step 5 on a two-player zero-sum ``tree`` (see the module docstring)."""
+def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80,
+                            method: str = "simplex") -> DoubleOracle:
+    """Step 5 on a two-player zero-sum ``tree`` (see the module docstring), its LPs solved by
+    HiGHS's ``method`` (a name of ``LP_METHODS``)."""
     start = time.perf_counter()
     prepared = prepared_players(tree)
     uniform = [tree.realization_plan(p, tree.uniform_policy(p)) for p in range(2)]
     allowed = [tree.best_response(p, uniform)[0] > 0 for p in range(2)]
-    return double_oracle(tree, allowed, start, max_lps, prepared)
+    return double_oracle(tree, allowed, start, max_lps, prepared, method)
 
 
-def improving(game: str, budget: float) -> None:
-    """Step 5, one row per game."""
+def improving(game: str, budget: float, method: str = "simplex") -> None:
+    """Step 5, one row per game, every LP (the whole game's too) by ``method``."""
     tree = SequenceFormGame(pyspiel.load_game(game), max_nodes=3_000_000, name=game)
     legal = [tree.uniform_policy(p) > 0 for p in range(2)]
     start = time.perf_counter()
-    SequenceFormLP(tree).solve(legal)
+    SequenceFormLP(tree).solve(legal, method)
     whole = time.perf_counter() - start
     dcfr = dcfr_times(tree, budget)
-    run = improving_double_oracle(tree)
+    run = improving_double_oracle(tree, method=method)
     print(f"| {game} | {whole:.3g} s | {dcfr} | {times(run.crossings)} ({run.lps} LPs, "
           f"{run.responses} with best responses, {run.share:.0%}) |", flush=True)
 
@@ -486,6 +490,8 @@ def main() -> None:
     parser.add_argument("--games", nargs="+", default=list(GAMES), metavar="GAME")
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--threshold", type=float, default=1e-3)
+    parser.add_argument("--lp-method", choices=LP_METHODS, default="simplex",
+                        help="HiGHS's method for step 5's LPs, the whole game's included")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--dcfr-iterations", nargs="+", type=int, default=[10, 30, 100],
                         metavar="K",
@@ -500,7 +506,7 @@ def main() -> None:
     if "improving" in args.parts:
         table("game | the whole game's LP | DCFR s to 1e-3 / 1e-4 / 1e-6 | adding improving "
               "actions: s to 1e-3 / 1e-4 / 1e-6 (LPs, of them with best responses, last "
-              "share)", args.games, lambda game: improving(game, args.budget))
+              "share)", args.games, lambda game: improving(game, args.budget, args.lp_method))
     if "support" in args.parts:
         table("game | the whole game's LP | its equilibrium's share of the actions | "
               "`xdo`'s restricted LP on them (exploitability) | the one-sided LPs on them "
