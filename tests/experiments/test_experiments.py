@@ -249,13 +249,14 @@ def test_double_oracle_started_by_dcfr_ends_at_an_equilibrium(iterations):
     assert 0 < run.share <= 1
 
 
-@pytest.mark.parametrize("game_name, value", [("kuhn_poker", -1 / 18),
-                                              ("leduc_poker", -0.0856064)])
-def test_double_oracle_adding_improving_actions_ends_at_an_equilibrium(game_name, value):
+@pytest.mark.parametrize("game_name, value, method", [("kuhn_poker", -1 / 18, "simplex"),
+                                                      ("leduc_poker", -0.0856064, "simplex"),
+                                                      ("leduc_poker", -0.0856064, "ipm")])
+def test_double_oracle_adding_improving_actions_ends_at_an_equilibrium(game_name, value, method):
     """The xdo-floor benchmark's double oracle that adds only improving actions ends at an
-    exact equilibrium: OpenSpiel's own exploitability of its policies is 0 (1e-9) and player
-    0's value is the game's (Kuhn -1/18; Leduc -0.0856064, to 1e-6), every threshold crossed;
-    its restricted game leaves some actions out."""
+    exact equilibrium, its LPs by either of HiGHS's methods: OpenSpiel's own exploitability of
+    its policies is 0 (1e-9) and player 0's value is the game's (Kuhn -1/18; Leduc -0.0856064,
+    to 1e-6), every threshold crossed; its restricted game leaves some actions out."""
     import pyspiel
     from open_spiel.python.algorithms import exploitability
 
@@ -265,7 +266,7 @@ def test_double_oracle_adding_improving_actions_ends_at_an_equilibrium(game_name
     mod = importlib.import_module("bench_xdo_floor")
     game = pyspiel.load_game(game_name)
     tree = SequenceFormGame(game, name=game_name)
-    run = mod.improving_double_oracle(tree)
+    run = mod.improving_double_oracle(tree, method=method)
     policy = to_openspiel(tree, [TabularPolicy(p, probs) for p, probs in
                                  enumerate(run.policies)])
     assert exploitability.exploitability(game, policy) < 1e-9
