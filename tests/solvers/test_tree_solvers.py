@@ -61,6 +61,20 @@ def test_the_live_part_of_kuhn_when_player_0_only_passes_first():
         theirs.keys[i].endswith("p") for i in theirs.seq_infoset[1:]]
 
 
+def _restricted_at_random(tree: SequenceFormGame, rng: np.random.Generator,
+                          keep: float) -> list[np.ndarray]:
+    """Each player's legal actions, each kept with probability ``keep`` (one kept at random at
+    an information set that would keep none)."""
+    allowed = []
+    for p in range(2):
+        legal = tree.uniform_policy(p) > 0
+        mask = legal & (rng.random(legal.shape) < keep)
+        for i in np.flatnonzero(~mask.any(axis=1)):
+            mask[i, tree.players[p].legal[i][rng.integers(len(tree.players[p].legal[i]))]] = True
+        allowed.append(mask)
+    return allowed
+
+
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), keep=st.floats(0.3, 0.9))
 def test_a_restricted_games_lp_is_an_equilibrium_of_that_game(seed, keep):
@@ -69,14 +83,7 @@ def test_a_restricted_games_lp_is_an_equilibrium_of_that_game(seed, keep):
     limited to the allowed actions gains against them (restricted NashConv under 1e-8, by
     the CFR passes, not the LP), and player 0's value is their expected return."""
     tree = LEDUC
-    rng = np.random.default_rng(seed)
-    allowed = []
-    for p in range(2):
-        legal = tree.uniform_policy(p) > 0
-        mask = legal & (rng.random(legal.shape) < keep)
-        for i in np.flatnonzero(~mask.any(axis=1)):
-            mask[i, tree.players[p].legal[i][rng.integers(len(tree.players[p].legal[i]))]] = True
-        allowed.append(mask)
+    allowed = _restricted_at_random(tree, np.random.default_rng(seed), keep)
     policies, v0 = SequenceFormLP(tree).solve(allowed)
     assert all(not (probs[~ok] > 0).any() for probs, ok in zip(policies, allowed,
                                                                               strict=True))
@@ -109,13 +116,9 @@ def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, see
     from psro.extensive_form.reached import others_reach
 
     rng = np.random.default_rng(seed)
-    allowed, policies = [], []
-    for p in range(2):
-        legal = tree.uniform_policy(p) > 0
-        mask = legal & (rng.random(legal.shape) < keep)
-        for i in np.flatnonzero(~mask.any(axis=1)):
-            mask[i, tree.players[p].legal[i][rng.integers(len(tree.players[p].legal[i]))]] = True
-        allowed.append(mask)
+    allowed = _restricted_at_random(tree, rng, keep)
+    policies = []
+    for mask in allowed:
         probs = mask * rng.uniform(0.1, 1.0, mask.shape)
         policies.append(probs / probs.sum(axis=1, keepdims=True))
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
