@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from psro.extensive_form.reached import passed
+from psro.extensive_form.reached import passed, sequences_of
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 
@@ -72,8 +72,7 @@ def prepare_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
         returns, leaf_seqs = returns[kept], [seqs[kept] for seqs in leaf_seqs]
         infosets = passed(tree, player, leaves)[1]
         groups = [g[infosets[g]] for g in groups]
-        own = tree.realization_plan(player, allowed / np.maximum(
-            allowed.sum(axis=1, keepdims=True), 1)) > 0  # sequences of allowed actions
+        own = sequences_of(tree, player, allowed)
         plan_levels = [level[own[level]] for level in plan_levels]
     levels = []
     for infosets in groups:

@@ -34,8 +34,14 @@ class LiveGame(NamedTuple):
 def allowed_sequences(tree: SequenceFormGame, allowed: list[np.ndarray]) -> list[np.ndarray]:
     """Per player, a boolean per sequence: whether all its actions are ``allowed`` (each
     player's boolean (num_infosets, num_actions)); the empty sequence is."""
-    return [tree.realization_plan(p, a / np.maximum(a.sum(axis=1, keepdims=True), 1)) > 0
-            for p, a in enumerate(allowed)]
+    return [sequences_of(tree, p, a) for p, a in enumerate(allowed)]
+
+
+def sequences_of(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> np.ndarray:
+    """A boolean per sequence of ``player``: whether all its actions are ``allowed``
+    (booleans (num_infosets, num_actions)); the empty sequence is."""
+    uniform = allowed / np.maximum(allowed.sum(axis=1, keepdims=True), 1)
+    return tree.realization_plan(player, uniform) > 0
 
 
 def others_reach(tree: SequenceFormGame, allowed: list[np.ndarray]) -> list[np.ndarray]:
@@ -82,4 +88,4 @@ def live(tree: SequenceFormGame, allowed: list[np.ndarray]) -> LiveGame:
     return LiveGame(leaves, [seqs for seqs, _ in parts], [infosets for _, infosets in parts])
 
 
-__all__ = ["LiveGame", "allowed_sequences", "live", "others_reach", "passed"]
+__all__ = ["LiveGame", "allowed_sequences", "live", "others_reach", "passed", "sequences_of"]
