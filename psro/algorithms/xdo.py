@@ -106,10 +106,12 @@ class XDOAlgorithm(Algorithm):
         the action that would extend it)."""
         two_player_zero_sum = tree.num_players == 2 and zero_sum
         wanted = expansion or ("improving" if exact_oracle else "responses")
-        self.solver = solver or default_solver(tree, zero_sum, target_exploitability,
-                                               improving=wanted == "improving" and large(tree))
+        named_improving = expansion == "improving" and two_player_zero_sum
+        self.solver = solver or ("lp" if named_improving else default_solver(
+            tree, zero_sum, target_exploitability, improving=wanted == "improving" and large(tree)))
         """The restricted game's solver: ``"lp"`` (exact) or a CFR-family one
-        (:data:`CFR_VARIANTS`); without one named, :func:`default_solver`'s."""
+        (:data:`CFR_VARIANTS`); without one named, :func:`default_solver`'s (the LP where the
+        improving expansion is named: it needs the LP)."""
         if self.solver == "lp" and not two_player_zero_sum:
             raise ConfigError(f"xdo_solver 'lp' needs a two-player zero-sum game; "
                               f"{tree.name!r} has {tree.num_players} players"

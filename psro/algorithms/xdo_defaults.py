@@ -17,6 +17,11 @@ actions by default (:func:`default_expansion`)."""
 CFR_TARGET = 1e-3
 """Least target exploitability, times the largest return, at which ``"cfr"`` is the default on a
 large game."""
+DENSE_PAYOFF_ROW = 20
+"""Nonzero entries per row of player 0's sequence-form payoff matrix from which a two-player
+zero-sum game's LPs count as slow (:func:`dense`): Leduc with 13 ranks has 30.7 (its whole LP
+takes HiGHS's simplex 408 s), goofspiel 6 14.0 (12.4 s), liar's dice, goofspiel 5 and Leduc
+5-6."""
 
 
 def return_scale(tree: SequenceFormGame) -> float:
@@ -29,11 +34,22 @@ def large(tree: SequenceFormGame) -> bool:
     return max(p.num_infosets for p in tree.players) >= LARGE_GAME_INFOSETS
 
 
+def dense(tree: SequenceFormGame) -> bool:
+    """Whether two-player ``tree``'s sequence-form payoff matrix has at least
+    ``DENSE_PAYOFF_ROW`` nonzero entries per row of player 0's sequences."""
+    payoff = tree.payoff_matrices()[0]
+    return payoff.nnz >= DENSE_PAYOFF_ROW * payoff.shape[0]
+
+
 def default_solver(tree: SequenceFormGame, zero_sum: bool,
                    target_exploitability: float | None = None, improving: bool = False) -> str:
     """The restricted-game solver a run gets when it names none, the fastest measured
     (``experiments/bench_tree_solvers.py --xdo-only``): ``"cfr"`` (warm-started CFR+) outside
-    two-player zero-sum games, where it is the only one; in them ``"lp"`` where the restricted
+    two-player zero-sum games, where it is the only one; in them ``"cfr"`` on a game whose
+    LPs are slow (:func:`dense`) run without a target exploitability or to one of at least
+    ``CFR_TARGET`` times its largest return (Leduc with 13 ranks: exploitability 1e-3 in
+    4.75 s, where the LP growing by improving actions was at 1.7e-3 after 205 s); else ``"lp"``
+    where the restricted
     game may grow by improving actions (``improving``: the exact oracle and no expansion named
     but ``"improving"``; liar's dice to 1e-3: 1.5 s, CFR+ 7.2 s), else ``"cfr"`` on a game with
     at least ``LARGE_GAME_INFOSETS`` information sets of a player run to a target
@@ -42,8 +58,11 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
     within 25% of the fastest CFR-family solver to 1e-3 or ahead, ahead of all to 1e-4)."""
     if tree.num_players != 2 or not zero_sum:
         return "cfr"
-    if not improving and large(tree) and target_exploitability is not None and \
-            target_exploitability >= CFR_TARGET * return_scale(tree):
+    loose = target_exploitability is not None and \
+        target_exploitability >= CFR_TARGET * return_scale(tree)
+    if dense(tree) and (loose or target_exploitability is None):
+        return "cfr"
+    if not improving and large(tree) and loose:
         return "cfr"
     return "lp"
 
@@ -59,5 +78,5 @@ def default_expansion(tree: SequenceFormGame, solver: str, exact_oracle: bool) -
     return "improving" if solver == "lp" and exact_oracle and many else "responses"
 
 
-__all__ = ["CFR_TARGET", "IMPROVING_INFOSETS", "LARGE_GAME_INFOSETS", "default_expansion",
-           "default_solver", "large", "return_scale"]
+__all__ = ["CFR_TARGET", "DENSE_PAYOFF_ROW", "IMPROVING_INFOSETS", "LARGE_GAME_INFOSETS",
+           "default_expansion", "default_solver", "dense", "large", "return_scale"]

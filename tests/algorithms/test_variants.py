@@ -667,8 +667,10 @@ def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
     """Without ``xdo_solver`` and ``xdo_expansion`` a run gets the LP on two-player zero-sum
     games, growing by improving actions from 1,000 information sets of a player (goofspiel 5,
     liar's dice; not Leduc) with the exact oracle;
-    growing by responses, CFR+ on large ones run to a target of at least 1e-3; CFR+ with more
-    players. The run's config names the solver and the expansion that ran."""
+    growing by responses, CFR+ on large ones run to a target of at least 1e-3; CFR+ on a game
+    whose LPs are slow (Leduc with 13 ranks) unless run to a tighter target or growing by
+    improving actions by name; CFR+ with more players. The run's config names the solver and
+    the expansion that ran."""
     def chosen(game, **settings):
         config = psro.PSRO(game, algorithm="xdo", **settings).config
         return config.xdo_solver, config.xdo_expansion
@@ -687,3 +689,21 @@ def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
     assert chosen("liars_dice", oracle="ppo", xdo_expansion="improving",
                   target_exploitability=1e-3) == ("lp", "improving")
     assert chosen("kuhn_poker(players=3)") == ("cfr", "responses")
+    import pyspiel
+
+    from psro.algorithms.xdo import XDOAlgorithm
+    from psro.extensive_form.sequence_form import SequenceFormGame
+
+    leduc_13 = SequenceFormGame(pyspiel.load_game(
+        "universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
+        "firstPlayer=1 1,maxRaises=2 2,numSuits=2,numRanks=13,numHoleCards=1,"
+        "numBoardCards=0 1)"))  # 30.7 nonzero payoffs a row of player 0's: its LPs are slow
+
+    def on_leduc_13(**settings):
+        xdo = XDOAlgorithm(leduc_13, **settings)
+        return xdo.solver, xdo.expansion
+
+    assert on_leduc_13() == ("cfr", "responses")
+    assert on_leduc_13(target_exploitability=0.1) == ("cfr", "responses")  # returns up to 13
+    assert on_leduc_13(target_exploitability=1e-6) == ("lp", "improving")
+    assert on_leduc_13(expansion="improving") == ("lp", "improving")
