@@ -46,10 +46,10 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
     """The restricted-game solver a run gets when it names none, the fastest measured
     (``experiments/bench_tree_solvers.py --xdo-only``): ``"cfr"`` (warm-started CFR+) outside
     two-player zero-sum games, where it is the only one; in them ``"cfr"`` on a game whose
-    LPs are slow (:func:`dense`) run without a target exploitability or to one of at least
-    ``CFR_TARGET`` times its largest return (Leduc with 13 ranks: exploitability 1e-3 in
-    4.75 s, where the LP growing by improving actions was at 1.7e-3 after 205 s); else ``"lp"``
-    where the restricted
+    LPs are slow (:func:`dense`), whatever the target (Leduc with 13 ranks: exploitability
+    1e-3 in 4.75 s, 3.7e-4 at its tolerance's floor after 11 s, where the LP growing by
+    improving actions was at 1.7e-3 after 205 s; for a tighter target, the whole game's LP by
+    interior point, ``psro solve-tree``, takes 35 s); else ``"lp"`` where the restricted
     game may grow by improving actions (``improving``: the exact oracle and no expansion named
     but ``"improving"``; liar's dice to 1e-3: 1.5 s, CFR+ 7.2 s), else ``"cfr"`` on a game with
     at least ``LARGE_GAME_INFOSETS`` information sets of a player run to a target
@@ -58,11 +58,10 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
     within 25% of the fastest CFR-family solver to 1e-3 or ahead, ahead of all to 1e-4)."""
     if tree.num_players != 2 or not zero_sum:
         return "cfr"
-    loose = target_exploitability is not None and \
-        target_exploitability >= CFR_TARGET * return_scale(tree)
-    if dense(tree) and (loose or target_exploitability is None):
+    if dense(tree):
         return "cfr"
-    if not improving and large(tree) and loose:
+    if not improving and large(tree) and target_exploitability is not None and \
+            target_exploitability >= CFR_TARGET * return_scale(tree):
         return "cfr"
     return "lp"
 
