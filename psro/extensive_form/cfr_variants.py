@@ -29,9 +29,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from psro.extensive_form.cfr_passes import PreparedPlayer
-from psro.extensive_form.sequence_form import SequenceFormGame
-
 
 @dataclass(frozen=True)
 class CFRVariant:
@@ -81,23 +78,4 @@ def variant_named(variant: str | CFRVariant) -> CFRVariant:
     return VARIANTS[variant]
 
 
-def predicted_policy(tree: SequenceFormGame, player: int, prepared: PreparedPlayer,
-                     regrets: np.ndarray, probs: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Predictive regret matching+ of ``player`` (a new (num_infosets, num_actions) policy)
-    from its accumulated ``regrets`` and current ``probs``, with the leaves' values ``weight``
-    (one per leaf of ``prepared``) as the prediction, bottom-up (see the module docstring)."""
-    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
-                        minlength=tree.players[player].num_sequences)
-    probs = probs.copy()
-    for infosets, seqs, ok, parents in prepared.levels:
-        predicted = np.where(ok, value[seqs], 0.0)
-        expected = np.sum(predicted * probs[infosets], axis=1, keepdims=True)
-        gain = np.where(ok, np.maximum(regrets[infosets] + predicted - expected, 0.0), 0.0)
-        total = gain.sum(axis=1, keepdims=True)
-        probs[infosets] = np.where(total > 0, gain / np.where(total > 0, total, 1.0),
-                                   prepared.uniform[infosets])
-        np.add.at(value, parents, np.sum(predicted * probs[infosets], axis=1))
-    return probs
-
-
-__all__ = ["VARIANTS", "CFRVariant", "predicted_policy", "variant_named"]
+__all__ = ["VARIANTS", "CFRVariant", "variant_named"]

@@ -7,10 +7,11 @@ The restricted game is the full tree in which player p may take only ``allowed[p
 actions at its information set i. Every iteration updates every player in turn (alternating
 updates, as CFR+ is usually run) by its variant's rule (:mod:`psro.extensive_form.cfr_variants`)
 on counterfactual values, computed by one backward pass over the player's information sets
-(:func:`~psro.extensive_form.cfr_passes.counterfactual_values`: deepest first, as
+(:func:`~psro.extensive_form.sequence_passes.values`: deepest first, as
 :meth:`SequenceFormGame.best_response` does, with the expectation under the current policy in
-place of the maximum); the output is each player's *average* policy (iteration ``t`` weighted by
-``t ** gamma``: linearly for CFR+).
+place of the maximum; regrets, iterates and plans are arrays with one entry per sequence,
+:mod:`psro.extensive_form.sequence_passes`); the output is each player's *average* policy
+(iteration ``t`` weighted by ``t ** gamma``: linearly for CFR+).
 
 What it converges to: in two-player zero-sum games the average profile converges to a Nash
 equilibrium of the restricted game (NashConv ``O(1/sqrt(T))`` at worst); in n-player or
@@ -33,18 +34,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from psro.extensive_form.cfr_passes import (
-    PreparedPlayer,
-    behaviour,
-    counterfactual_values,
-    leaf_weights,
-    plan_of,
-    prepare_player,
-    regret_matching,
-)
-from psro.extensive_form.cfr_variants import CFRVariant, predicted_policy, variant_named
+from psro.extensive_form import sequence_passes as passes
+from psro.extensive_form.cfr_passes import behaviour, leaf_weights
+from psro.extensive_form.cfr_variants import CFRVariant, variant_named
 from psro.extensive_form.reached import others_reach
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_passes import SequencePlayer
 
 CHECK_EVERY = 25
 """Iterations between two measurements of the restricted NashConv."""
@@ -71,18 +66,18 @@ class RestrictedSolution(NamedTuple):
 
 def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
                          allowed: list[np.ndarray],
-                         prepared: list[PreparedPlayer] | None = None) -> float:
+                         prepared: list[SequencePlayer] | None = None) -> float:
     """Sum over players of what a best response limited to the allowed actions gains
     against the others' ``policies`` in the restricted game (``prepared``: the restricted
     game's indices where the caller has them, as :meth:`RestrictedCFR.solve` does)."""
     if prepared is None:
-        prepared = [prepare_player(tree, p, a) for p, a in enumerate(allowed)]
+        prepared = [passes.sequence_player(tree, p, a) for p, a in enumerate(allowed)]
     plans = [tree.realization_plan(p, pi) for p, pi in enumerate(policies)]
     values = tree.expected_returns(plans)
     total = 0.0
     for p, indexed in enumerate(prepared):
         weight = leaf_weights(tree, p, plans, indexed.returns, indexed.leaf_seqs)
-        _, _, best = counterfactual_values(tree, p, indexed, weight)
+        _, _, best = passes.values(indexed, p, weight)
         total += max(best - float(values[p]), 0.0)
     return total
 
@@ -92,7 +87,7 @@ class RestrictedCFR:
     may grow between calls.
 
     On a new restricted game, what carries over with ``warm=True`` is each player's regrets
-    (num_infosets, num_actions), so the first iterate on the new game is the previous game's
+    (one per sequence), so the first iterate on the new game is the previous game's
     last *current* policy: actions newly allowed start with zero regret, the others keep
     theirs. The average (the linearly weighted sum of the iterates' realization plans, and the
     iteration count ``t`` that weights it) restarts: an average that kept the earlier, smaller
@@ -124,17 +119,19 @@ class RestrictedCFR:
         self.total = 0
         """Iterations run over every call (with ``warm``, a new game after the first starts
         from warm regrets)."""
-        self.regrets = [np.zeros((tree.players[p].num_infosets, tree.num_actions))
+        self.regrets = [np.zeros(tree.players[p].num_sequences)
                         for p in range(tree.num_players)]
+        """Each player's accumulated regrets by sequence (num_sequences,; entry 0 unused)."""
         self.plan_sums = [np.zeros(tree.players[p].num_sequences)
                           for p in range(tree.num_players)]
         self._game: list[np.ndarray] | None = None
         """The previous call's restricted game (None before the first call)."""
         self._probs: list[np.ndarray] | None = None
-        """The previous call's last iterate, where a call on the same game continues."""
+        """The previous call's last iterate (by sequence), where a call on the same game
+        continues."""
         self._plans: list[np.ndarray] | None = None
         """The realization plans of that iterate (None until an iteration computed them)."""
-        self._prepared: list[PreparedPlayer] = []
+        self._prepared: list[SequencePlayer] = []
         """The current restricted game's indices, one per player."""
 
     def _iterate(self) -> None:
@@ -143,19 +140,18 @@ class RestrictedCFR:
         tree, n, variant, probs = self.tree, self.tree.num_players, self.variant, self._probs
         self.t += 1
         self.total += 1
-        plans = self._plans or [plan_of(self._prepared[p], probs[p]) for p in range(n)]
+        plans = self._plans or [passes.plan(self._prepared[p], probs[p]) for p in range(n)]
         for p, prepared in enumerate(self._prepared):
             weight = leaf_weights(tree, p, plans, prepared.returns, prepared.leaf_seqs)
-            cf, node, _ = counterfactual_values(tree, p, prepared, weight, probs[p])
+            value, node, _ = passes.values(prepared, p, weight, probs[p])
             self.regrets[p] = variant.accumulate(
-                self.regrets[p], np.where(prepared.allowed & (cf > -np.inf), cf - node[:, None],
-                                          0.0), self.t)
+                self.regrets[p], passes.instantaneous_regrets(prepared, value, node), self.t)
             self.plan_sums[p] += variant.average_weight(self.t) * plans[p]
             if variant.predictive:
-                probs[p] = predicted_policy(tree, p, prepared, self.regrets[p], probs[p], weight)
+                probs[p] = passes.predicted_policy(prepared, p, self.regrets[p], probs[p], weight)
             else:
-                probs[p] = regret_matching(self.regrets[p], prepared.allowed, prepared.uniform)
-            plans[p] = plan_of(prepared, probs[p])
+                probs[p] = passes.regret_matching(prepared, self.regrets[p])
+            plans[p] = passes.plan(prepared, probs[p])
         self._plans = plans  # the next iteration's plans: ``probs`` changes only here
 
     def average(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
@@ -206,16 +202,17 @@ class RestrictedCFR:
         kept regrets."""
         if self.continues(allowed):
             return
-        self.regrets = [np.where(ok, r, 0.0) if self.warm else np.zeros_like(r)
-                        for r, ok in zip(self.regrets, allowed, strict=True)]
+        leaves = others_reach(self.tree, allowed)
+        self._prepared = [passes.sequence_player(self.tree, p, a, leaves[p])
+                          for p, a in enumerate(allowed)]
+        self.regrets = [np.where(prepared.allowed, r, 0.0) if self.warm else np.zeros_like(r)
+                        for r, prepared in zip(self.regrets, self._prepared, strict=True)]
         self.t = 0
         self.plan_sums = [np.zeros_like(plan) for plan in self.plan_sums]
         self._game = [np.array(a, copy=True) for a in allowed]
-        self._probs = [regret_matching(r, a) for r, a in zip(self.regrets, allowed, strict=True)]
+        self._probs = [passes.regret_matching(prepared, r)
+                       for prepared, r in zip(self._prepared, self.regrets, strict=True)]
         self._plans = None
-        leaves = others_reach(self.tree, allowed)
-        self._prepared = [prepare_player(self.tree, p, a, leaves[p])
-                          for p, a in enumerate(allowed)]
 
 
 def solve_restricted(tree: SequenceFormGame, allowed: list[np.ndarray], tolerance: float,

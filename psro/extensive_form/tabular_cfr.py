@@ -4,7 +4,7 @@ module states each one's rule), the tabular solvers a paper compares equilibrium
 
 Every variant updates the players in turn (alternating updates: player p's update sees the
 policies the earlier players took this iteration), by one backward pass over p's information
-sets per iteration (:func:`psro.extensive_form.cfr_passes.counterfactual_values`), and
+sets per iteration (:func:`psro.extensive_form.sequence_passes.values`), and
 returns each player's *average* policy, the iterates' realization plans weighted by ``t **
 gamma`` at iteration ``t``. It is :class:`~psro.extensive_form.restricted_cfr.RestrictedCFR`
 on the restricted game that allows every legal action.
@@ -19,6 +19,7 @@ import numpy as np
 from psro.extensive_form.cfr_variants import VARIANTS, CFRVariant
 from psro.extensive_form.restricted_cfr import RestrictedCFR
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_passes import policy_array
 
 
 class TabularCFR(RestrictedCFR):
@@ -43,7 +44,7 @@ class TabularCFR(RestrictedCFR):
 
     def current(self) -> list[np.ndarray]:
         """Each player's current iterate (copies)."""
-        return [probs.copy() for probs in self._probs]
+        return [policy_array(self.tree, p, probs) for p, probs in enumerate(self._probs)]
 
 
 __all__ = ["VARIANTS", "CFRVariant", "TabularCFR"]

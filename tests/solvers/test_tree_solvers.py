@@ -104,13 +104,14 @@ GOOFSPIEL_4 = SequenceFormGame(pyspiel.load_game("goofspiel(num_cards=4,imp_info
 def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, seed, keep):
     """On Leduc and goofspiel 4 (whose sequences but the last ones lead to no leaf directly)
     restricted at random, with random policies of allowed actions: each player's
-    counterfactual values and information-set values computed on the leaves the other player's
-    allowed actions reach equal those computed on the whole tree (which are 0 at every
-    information set left out), and so does the realization plan; some leaves are left out."""
+    counterfactual values and information-set values that the CFR family's passes by sequence
+    compute on the leaves the other player's allowed actions reach equal those of the padded
+    passes on the whole tree (which are 0 at every information set left out), and so does
+    the realization plan and a best response's value; some leaves are left out."""
+    from psro.extensive_form import sequence_passes as passes
     from psro.extensive_form.cfr_passes import (
         counterfactual_values,
         leaf_weights,
-        plan_of,
         prepare_player,
     )
     from psro.extensive_form.reached import others_reach
@@ -125,22 +126,25 @@ def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, see
     leaves = others_reach(tree, allowed)
     assert not all(mask.all() for mask in leaves)
     for p in range(2):
+        info = tree.players[p]
         whole = prepare_player(tree, p, allowed[p])
-        part = prepare_player(tree, p, allowed[p], leaves[p])
-        np.testing.assert_array_equal(plan_of(part, policies[p]), plans[p])
+        part = passes.sequence_player(tree, p, allowed[p], leaves[p])
+        by_seq = np.r_[1.0, policies[p][info.seq_infoset[1:], info.seq_action[1:]]]
+        np.testing.assert_array_equal(passes.plan(part, by_seq), plans[p])
+        weight = leaf_weights(tree, p, plans, part.returns, part.leaf_seqs)
         cf, node, root = counterfactual_values(
             tree, p, whole, leaf_weights(tree, p, plans, whole.returns), policies[p])
-        cf_part, node_part, root_part = counterfactual_values(
-            tree, p, part, leaf_weights(tree, p, plans, part.returns, part.leaf_seqs),
-            policies[p])
-        kept = np.zeros(tree.players[p].num_infosets, dtype=bool)
-        for infosets, *_ in part.levels:
-            kept[infosets] = True
-        np.testing.assert_allclose(cf_part[kept], cf[kept], rtol=0, atol=1e-15)
+        value, node_part, root_part = passes.values(part, p, weight, by_seq)
+        seqs = part.visited
+        np.testing.assert_allclose(value[seqs], cf[info.seq_infoset[seqs], info.seq_action[seqs]],
+                                   rtol=0, atol=1e-15)
         np.testing.assert_allclose(node_part, node, rtol=0, atol=1e-15)
-        assert not np.isfinite(cf_part[~kept]).any()
-        assert np.all(np.where(allowed[p][~kept], cf[~kept], 0.0) == 0.0)
         assert root_part == pytest.approx(root, abs=1e-15)
+        kept = np.zeros(info.num_infosets, dtype=bool)
+        kept[info.seq_infoset[seqs]] = True
+        assert np.all(np.where(allowed[p][~kept], cf[~kept], 0.0) == 0.0)
+        best = counterfactual_values(tree, p, whole, leaf_weights(tree, p, plans, whole.returns))
+        assert passes.values(part, p, weight)[2] == pytest.approx(best[2], abs=1e-15)
 
 
 @pytest.mark.parametrize("solver", TREE_SOLVERS)

@@ -1,0 +1,198 @@
+"""The passes of a CFR-family iteration on one player's *sequences*: flat arrays with one entry
+per sequence, where :mod:`psro.extensive_form.cfr_passes` works on (num_infosets, num_actions)
+arrays padded to the game's widest information set. Every CFR-family solver of the toolkit
+(:class:`~psro.extensive_form.restricted_cfr.RestrictedCFR`, and through it the whole-game
+solvers of :mod:`psro.extensive_form.tabular_cfr`) iterates on them: a player's regrets, its
+current policy (the probability of each sequence's last action at its information set) and its
+realization plan are arrays (num_sequences,), entry 0 the empty sequence.
+
+The padding is what they save: liar's dice has 13 actions and two sequences an information set
+on average, so a padded array holds 6.5 entries for each sequence. The arithmetic is the padded
+passes' in the same order (the information sets of a level in the order
+:meth:`SequenceFormGame.best_response` walks them, each one's actions in action order), so on
+games of fewer than 8 actions a run gives the padded passes' numbers bit for bit and otherwise
+to rounding (numpy sums a padded row of 8 or more in another order).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from psro.extensive_form.reached import passed, sequences_of
+from psro.extensive_form.sequence_form import SequenceFormGame
+
+
+class Level(NamedTuple):
+    """The information sets of one depth that a pass visits, in the order it visits them."""
+
+    infosets: np.ndarray
+    """The information sets (the order of :meth:`SequenceFormGame.best_response`)."""
+    parents: np.ndarray
+    """The sequence each information set hangs from."""
+    seqs: np.ndarray
+    """Their allowed sequences, information set by information set, each in action order."""
+    slot: np.ndarray
+    """For each of ``seqs``, its information set's position in ``infosets``."""
+
+
+class SequencePlayer(NamedTuple):
+    """One player's restricted game indexed by sequence, built once a restricted game
+    (:func:`sequence_player`). Prepared on the leaves the other players' restricted play
+    reaches, ``returns`` and ``leaf_seqs`` are of those leaves and the levels hold the
+    information sets on the way to them; every other leaf weighs 0 for the player, so each
+    value, regret and policy is the one the whole tree gives."""
+
+    infoset: np.ndarray
+    """Each sequence's information set (num_sequences,); -1 at the empty sequence."""
+    allowed: np.ndarray
+    """Whether each sequence's last action is allowed (num_sequences,); False at 0."""
+    uniform: np.ndarray
+    """The uniform policy over each information set's allowed actions, by sequence."""
+    returns: np.ndarray
+    """The player's return at each prepared leaf times chance's reach."""
+    leaf_seqs: list[np.ndarray]
+    """Every player's sequence at each prepared leaf."""
+    levels: list[Level]
+    """The information sets a backward pass visits, deepest first."""
+    plan_levels: list[tuple[np.ndarray, np.ndarray]]
+    """Per depth, the sequences of allowed actions and their parents."""
+    visited: np.ndarray
+    """The sequences of every level, concatenated (those whose regrets an iteration
+    updates)."""
+    infoset_count: int
+    """How many information sets the player has (visited or not)."""
+
+
+def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
+                    leaves: np.ndarray | None = None) -> SequencePlayer:
+    """``player``'s indices for the restricted game ``allowed`` ((num_infosets, num_actions)
+    booleans), on the ``leaves`` (boolean (num_leaves,): those the other players' restricted
+    play reaches, :func:`~psro.extensive_form.reached.others_reach`) where given, else on the
+    whole tree."""
+    info = tree.players[player]
+    _, groups = tree._response_order(player)
+    infoset = info.seq_infoset.astype(np.int64)
+    ok = np.zeros(info.num_sequences, dtype=bool)
+    ok[1:] = allowed[infoset[1:], info.seq_action[1:]]
+    counts = np.bincount(infoset[1:], weights=ok[1:], minlength=info.num_infosets)
+    uniform = np.where(ok, 1.0 / np.maximum(counts[np.maximum(infoset, 0)], 1), 0.0)
+    returns = tree.leaf_chance * tree.leaf_returns[player]
+    leaf_seqs = list(tree.leaf_seqs)
+    own = sequences_of(tree, player, allowed)
+    if leaves is not None:
+        kept = np.flatnonzero(leaves)
+        returns, leaf_seqs = returns[kept], [seqs[kept] for seqs in leaf_seqs]
+        reached = passed(tree, player, leaves)[1]
+        groups = [g[reached[g]] for g in groups]
+    first = np.searchsorted(infoset[1:], np.arange(info.num_infosets)) + 1
+    widths = np.bincount(infoset[1:], minlength=info.num_infosets)
+    levels = []
+    for infosets in groups:
+        seqs = _ranges(first[infosets], widths[infosets])
+        slot = np.repeat(np.arange(len(infosets)), widths[infosets])
+        keep = ok[seqs]
+        levels.append(Level(infosets, info.parent_seq[infosets], seqs[keep], slot[keep]))
+    plan_levels = [(level[own[level]], info.seq_parent[level[own[level]]])
+                   for level in tree._depth_levels[player]]
+    visited = np.concatenate([level.seqs for level in levels]) if levels else \
+        np.zeros(0, dtype=np.int64)
+    return SequencePlayer(infoset, ok, uniform, returns, leaf_seqs, levels, plan_levels,
+                          visited, info.num_infosets)
+
+
+def _ranges(starts: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """The integers ``starts[k] .. starts[k] + widths[k] - 1`` for each k, concatenated."""
+    total = int(widths.sum())
+    offsets = np.repeat(starts - np.cumsum(widths) + widths, widths)
+    return offsets + np.arange(total)
+
+
+def plan(prepared: SequencePlayer, probs: np.ndarray) -> np.ndarray:
+    """The realization plan (num_sequences,) of the policy ``probs`` (by sequence), 0 on the
+    sequences of actions not allowed."""
+    out = np.zeros(len(probs))
+    out[0] = 1.0
+    for seqs, parents in prepared.plan_levels:
+        out[seqs] = out[parents] * probs[seqs]
+    return out
+
+
+def values(prepared: SequencePlayer, player: int, weight: np.ndarray,
+           probs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """One backward pass given the prepared leaves' weights
+    (:func:`~psro.extensive_form.cfr_passes.leaf_weights`): each sequence's counterfactual
+    value (num_sequences,; meaningful on ``prepared.visited``), each information set's value
+    (num_infosets,), expected under ``probs`` (by sequence) or, without them, of a best
+    response within the allowed actions; and the root's value."""
+    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
+                        minlength=len(prepared.infoset))
+    node = np.zeros(prepared.infoset_count)
+    for level in prepared.levels:
+        here = value[level.seqs]
+        if probs is None:
+            best = np.full(len(level.infosets), -np.inf)
+            np.maximum.at(best, level.slot, here)
+        else:
+            best = np.bincount(level.slot, weights=here * probs[level.seqs],
+                               minlength=len(level.infosets))
+        node[level.infosets] = best
+        np.add.at(value, level.parents, best)
+    return value, node, float(value[0])
+
+
+def instantaneous_regrets(prepared: SequencePlayer, value: np.ndarray,
+                          node: np.ndarray) -> np.ndarray:
+    """Each sequence's counterfactual regret (num_sequences,): its value less its information
+    set's, on the visited sequences; 0 elsewhere."""
+    out = np.zeros(len(value))
+    seqs = prepared.visited
+    out[seqs] = value[seqs] - node[prepared.infoset[seqs]]
+    return out
+
+
+def regret_matching(prepared: SequencePlayer, regrets: np.ndarray) -> np.ndarray:
+    """Regret matching+ by sequence: the allowed positive regrets normalised at each
+    information set; uniform over its allowed actions where none is positive."""
+    positive = np.where(prepared.allowed, np.maximum(regrets, 0.0), 0.0)
+    infoset = np.maximum(prepared.infoset, 0)
+    total = np.bincount(infoset[1:], weights=positive[1:],
+                        minlength=prepared.infoset_count)[infoset]
+    out = np.where(total > 0, positive / np.where(total > 0, total, 1.0), prepared.uniform)
+    out[0] = 1.0
+    return out
+
+
+def predicted_policy(prepared: SequencePlayer, player: int, regrets: np.ndarray,
+                     probs: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Predictive regret matching+ (a new policy by sequence) from the accumulated
+    ``regrets`` and the current ``probs``, with the leaves' values ``weight`` as the
+    prediction, bottom-up (:mod:`psro.extensive_form.cfr_variants`); information sets no
+    level visits keep their policy."""
+    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
+                        minlength=len(prepared.infoset))
+    probs = probs.copy()
+    for level in prepared.levels:
+        seqs, slot, width = level.seqs, level.slot, len(level.infosets)
+        predicted = value[seqs]
+        expected = np.bincount(slot, weights=predicted * probs[seqs], minlength=width)
+        gain = np.maximum(regrets[seqs] + predicted - expected[slot], 0.0)
+        total = np.bincount(slot, weights=gain, minlength=width)[slot]
+        probs[seqs] = np.where(total > 0, gain / np.where(total > 0, total, 1.0),
+                               prepared.uniform[seqs])
+        np.add.at(value, level.parents,
+                  np.bincount(slot, weights=predicted * probs[seqs], minlength=width))
+    return probs
+
+
+def policy_array(tree: SequenceFormGame, player: int, probs: np.ndarray) -> np.ndarray:
+    """A policy by sequence as action probabilities (num_infosets, num_actions)."""
+    info = tree.players[player]
+    out = np.zeros((info.num_infosets, tree.num_actions))
+    out[info.seq_infoset[1:], info.seq_action[1:]] = probs[1:]
+    return out
+
+
+__all__ = ["Level", "SequencePlayer", "instantaneous_regrets", "plan", "policy_array",
+           "predicted_policy", "regret_matching", "sequence_player", "values"]
