@@ -44,11 +44,14 @@ def sequences_of(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> np
     return tree.realization_plan(player, uniform) > 0
 
 
-def others_reach(tree: SequenceFormGame, allowed: list[np.ndarray]) -> list[np.ndarray]:
+def others_reach(tree: SequenceFormGame, allowed: list[np.ndarray],
+                 fits: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Per player p, boolean (num_leaves,): the leaves at which every other player's sequence
     has allowed actions only. Elsewhere the others' restricted play reaches the leaf with
-    probability 0, so it weighs nothing in p's counterfactual values."""
-    fits = allowed_sequences(tree, allowed)
+    probability 0, so it weighs nothing in p's counterfactual values. ``fits``: the players'
+    :func:`allowed_sequences`, where the caller has them."""
+    if fits is None:
+        fits = allowed_sequences(tree, allowed)
     reach = [fit[tree.leaf_seqs[p]] for p, fit in enumerate(fits)]
     out = []
     for p in range(tree.num_players):

@@ -37,7 +37,7 @@ import numpy as np
 from psro.extensive_form import sequence_passes as passes
 from psro.extensive_form.cfr_passes import behaviour, leaf_weights
 from psro.extensive_form.cfr_variants import CFRVariant, variant_named
-from psro.extensive_form.reached import others_reach
+from psro.extensive_form.reached import allowed_sequences, others_reach
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_passes import SequencePlayer
 
@@ -202,8 +202,9 @@ class RestrictedCFR:
         kept regrets."""
         if self.continues(allowed):
             return
-        leaves = others_reach(self.tree, allowed)
-        self._prepared = [passes.sequence_player(self.tree, p, a, leaves[p])
+        fits = allowed_sequences(self.tree, allowed)
+        leaves = others_reach(self.tree, allowed, fits)
+        self._prepared = [passes.sequence_player(self.tree, p, a, leaves[p], fits[p])
                           for p, a in enumerate(allowed)]
         self.regrets = [np.where(prepared.allowed, r, 0.0) if self.warm else np.zeros_like(r)
                         for r, prepared in zip(self.regrets, self._prepared, strict=True)]

@@ -66,11 +66,13 @@ class SequencePlayer(NamedTuple):
 
 
 def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
-                    leaves: np.ndarray | None = None) -> SequencePlayer:
+                    leaves: np.ndarray | None = None,
+                    own: np.ndarray | None = None) -> SequencePlayer:
     """``player``'s indices for the restricted game ``allowed`` ((num_infosets, num_actions)
     booleans), on the ``leaves`` (boolean (num_leaves,): those the other players' restricted
     play reaches, :func:`~psro.extensive_form.reached.others_reach`) where given, else on the
-    whole tree."""
+    whole tree. ``own``: the player's sequences of allowed actions
+    (:func:`~psro.extensive_form.reached.sequences_of`), where the caller has them."""
     info = tree.players[player]
     _, groups = tree._response_order(player)
     infoset = info.seq_infoset.astype(np.int64)
@@ -80,7 +82,7 @@ def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
     uniform = np.where(ok, 1.0 / np.maximum(counts[np.maximum(infoset, 0)], 1), 0.0)
     returns = tree.leaf_chance * tree.leaf_returns[player]
     leaf_seqs = list(tree.leaf_seqs)
-    own = sequences_of(tree, player, allowed)
+    own = sequences_of(tree, player, allowed) if own is None else own
     if leaves is not None:
         kept = np.flatnonzero(leaves)
         returns, leaf_seqs = returns[kept], [seqs[kept] for seqs in leaf_seqs]
