@@ -37,7 +37,9 @@ def _table_of(tree: SequenceFormGame, openspiel_policy) -> list[np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("game, iterations", [("kuhn_poker", 60), ("leduc_poker", 6)])
+@pytest.mark.parametrize("game, iterations", [
+    ("kuhn_poker", 60), ("leduc_poker", 6),
+    ("liars_dice(dice_sides=4)", 10)])  # information sets of up to 9 actions
 @pytest.mark.parametrize("variant, reference", [
     ("cfr+", cfr.CFRPlusSolver), ("lcfr", discounted_cfr.LCFRSolver),
     ("dcfr", discounted_cfr.DCFRSolver)])
