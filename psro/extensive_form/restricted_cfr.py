@@ -77,7 +77,7 @@ def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
     total = 0.0
     for p, indexed in enumerate(prepared):
         weight = leaf_weights(tree, p, plans, indexed.returns, indexed.leaf_seqs)
-        _, _, best = passes.values(indexed, p, weight)
+        _, _, best = passes.values(indexed, passes.leaf_values(indexed, p, weight))
         total += max(best - float(values[p]), 0.0)
     return total
 
@@ -143,12 +143,14 @@ class RestrictedCFR:
         plans = self._plans or [passes.plan(self._prepared[p], probs[p]) for p in range(n)]
         for p, prepared in enumerate(self._prepared):
             weight = leaf_weights(tree, p, plans, prepared.returns, prepared.leaf_seqs)
-            value, node, _ = passes.values(prepared, p, weight, probs[p])
+            leaf_value = passes.leaf_values(prepared, p, weight)
+            value, node, _ = passes.values(prepared, leaf_value, probs[p])
             self.regrets[p] = variant.accumulate(
                 self.regrets[p], passes.instantaneous_regrets(prepared, value, node), self.t)
             self.plan_sums[p] += variant.average_weight(self.t) * plans[p]
             if variant.predictive:
-                probs[p] = passes.predicted_policy(prepared, p, self.regrets[p], probs[p], weight)
+                probs[p] = passes.predicted_policy(prepared, self.regrets[p], probs[p],
+                                                   leaf_value)
             else:
                 probs[p] = passes.regret_matching(prepared, self.regrets[p])
             plans[p] = passes.plan(prepared, probs[p])

@@ -121,15 +121,22 @@ def plan(prepared: SequencePlayer, probs: np.ndarray) -> np.ndarray:
     return out
 
 
-def values(prepared: SequencePlayer, player: int, weight: np.ndarray,
+def leaf_values(prepared: SequencePlayer, player: int, weight: np.ndarray) -> np.ndarray:
+    """The prepared leaves' weights (:func:`~psro.extensive_form.cfr_passes.leaf_weights`)
+    summed onto ``player``'s sequence at each leaf (num_sequences,): what :func:`values` and
+    :func:`predicted_policy` start their backward passes from."""
+    return np.bincount(prepared.leaf_seqs[player], weights=weight,
+                       minlength=len(prepared.infoset))
+
+
+def values(prepared: SequencePlayer, leaf_value: np.ndarray,
            probs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
-    """One backward pass given the prepared leaves' weights
-    (:func:`~psro.extensive_form.cfr_passes.leaf_weights`): each sequence's counterfactual
-    value (num_sequences,; meaningful on ``prepared.visited``), each information set's value
-    (num_infosets,), expected under ``probs`` (by sequence) or, without them, of a best
-    response within the allowed actions; and the root's value."""
-    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
-                        minlength=len(prepared.infoset))
+    """One backward pass from the leaves' values by sequence (:func:`leaf_values`, left as
+    they are): each sequence's counterfactual value (num_sequences,; meaningful on
+    ``prepared.visited``), each information set's value (num_infosets,), expected under
+    ``probs`` (by sequence) or, without them, of a best response within the allowed actions;
+    and the root's value."""
+    value = leaf_value.copy()
     node = np.zeros(prepared.infoset_count)
     for level in prepared.levels:
         here = value[level.seqs]
@@ -166,14 +173,14 @@ def regret_matching(prepared: SequencePlayer, regrets: np.ndarray) -> np.ndarray
     return out
 
 
-def predicted_policy(prepared: SequencePlayer, player: int, regrets: np.ndarray,
-                     probs: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def predicted_policy(prepared: SequencePlayer, regrets: np.ndarray, probs: np.ndarray,
+                     leaf_value: np.ndarray) -> np.ndarray:
     """Predictive regret matching+ (a new policy by sequence) from the accumulated
-    ``regrets`` and the current ``probs``, with the leaves' values ``weight`` as the
-    prediction, bottom-up (:mod:`psro.extensive_form.cfr_variants`); information sets no
-    level visits keep their policy."""
-    value = np.bincount(prepared.leaf_seqs[player], weights=weight,
-                        minlength=len(prepared.infoset))
+    ``regrets`` and the current ``probs``, with the leaves' values by sequence
+    (:func:`leaf_values`, left as they are) as the prediction, bottom-up
+    (:mod:`psro.extensive_form.cfr_variants`); information sets no level visits keep their
+    policy."""
+    value = leaf_value.copy()
     probs = probs.copy()
     for level in prepared.levels:
         seqs, slot, width = level.seqs, level.slot, len(level.infosets)
@@ -196,5 +203,5 @@ def policy_array(tree: SequenceFormGame, player: int, probs: np.ndarray) -> np.n
     return out
 
 
-__all__ = ["Level", "SequencePlayer", "instantaneous_regrets", "plan", "policy_array",
-           "predicted_policy", "regret_matching", "sequence_player", "values"]
+__all__ = ["Level", "SequencePlayer", "instantaneous_regrets", "leaf_values", "plan",
+           "policy_array", "predicted_policy", "regret_matching", "sequence_player", "values"]

@@ -134,7 +134,8 @@ def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, see
         weight = leaf_weights(tree, p, plans, part.returns, part.leaf_seqs)
         cf, node, root = counterfactual_values(
             tree, p, whole, leaf_weights(tree, p, plans, whole.returns), policies[p])
-        value, node_part, root_part = passes.values(part, p, weight, by_seq)
+        value, node_part, root_part = passes.values(part, passes.leaf_values(part, p, weight),
+                                                    by_seq)
         seqs = part.visited
         np.testing.assert_allclose(value[seqs], cf[info.seq_infoset[seqs], info.seq_action[seqs]],
                                    rtol=0, atol=1e-15)
@@ -144,7 +145,8 @@ def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, see
         kept[info.seq_infoset[seqs]] = True
         assert np.all(np.where(allowed[p][~kept], cf[~kept], 0.0) == 0.0)
         best = counterfactual_values(tree, p, whole, leaf_weights(tree, p, plans, whole.returns))
-        assert passes.values(part, p, weight)[2] == pytest.approx(best[2], abs=1e-15)
+        assert passes.values(part, passes.leaf_values(part, p, weight))[2] == \
+            pytest.approx(best[2], abs=1e-15)
 
 
 @pytest.mark.parametrize("solver", TREE_SOLVERS)
