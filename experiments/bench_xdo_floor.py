@@ -83,11 +83,7 @@ from scipy.optimize import linprog  # noqa: E402
 import psro  # noqa: E402
 from psro.algorithms.xdo import EQUILIBRIUM  # noqa: E402
 from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
-from psro.extensive_form.improving import (  # noqa: E402
-    best_off_path,
-    improving_actions,
-    prepared_players,
-)
+from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
 from psro.extensive_form.reached import live  # noqa: E402
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
@@ -233,8 +229,7 @@ def double_oracle(tree: SequenceFormGame, allowed: list[np.ndarray], start: floa
         if prepared is not None and value <= EXACT:
             break
         added = [a & ~b for a, b in zip(
-            improving_actions(tree, prepared, best_off_path(tree, policies, allowed, prepared,
-                                                            plans), EXACT, plans),
+            improving_actions(tree, prepared, policies, EXACT, plans, allowed),
             allowed, strict=True)] if prepared is not None else []
         if not any(a.any() for a in added):
             responses += 1

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from psro.extensive_form.improving import best_off_path, improving_actions, prepared_players
+from psro.extensive_form.improving import improving_actions, prepared_players
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 REGRET_TOLERANCE = 1e-9
@@ -103,16 +103,16 @@ class ImprovingExpansion:
                            ) -> list[np.ndarray]:
         """The improving actions against the restricted ``equilibrium`` (members) of the
         restricted game ``allowed``, its play where its own players do not reach replaced by
-        restricted best responses (:func:`best_off_path`)."""
+        restricted best responses
+        (:func:`~psro.extensive_form.improving.best_off_path`)."""
         key = tuple(m.name for m in equilibrium)
         if key not in self._improving:
             if self._prepared is None:
                 self._prepared = prepared_players(self.tree)
             plans = [m.realization_plan(self.tree) for m in equilibrium]
-            policies = best_off_path(self.tree, [m.probs for m in equilibrium], allowed,
-                                     self._prepared, plans)
-            self._improving[key] = improving_actions(self.tree, self._prepared, policies,
-                                                     self.tolerance, plans)
+            self._improving[key] = improving_actions(
+                self.tree, self._prepared, [m.probs for m in equilibrium], self.tolerance,
+                plans, allowed)
         return self._improving[key]
 
 

@@ -25,19 +25,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from psro.extensive_form import cfr_passes
-from psro.extensive_form.cfr_passes import PreparedPlayer
+from psro.extensive_form import sequence_passes as passes
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_passes import SequencePlayer
 
 
-def prepared_players(tree: SequenceFormGame) -> list[PreparedPlayer]:
-    """Each player's indices over every legal action (:func:`improving_actions` reads them)."""
-    return [cfr_passes.prepare_player(tree, p, tree.uniform_policy(p) > 0)
+def prepared_players(tree: SequenceFormGame) -> list[SequencePlayer]:
+    """Each player's indices by sequence over every legal action
+    (:func:`~psro.extensive_form.sequence_passes.sequence_player` on the whole tree), as
+    :func:`best_off_path` and :func:`improving_actions` read them."""
+    return [passes.sequence_player(tree, p, tree.uniform_policy(p) > 0)
             for p in range(tree.num_players)]
 
 
 def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
-                  allowed: list[np.ndarray], prepared: list[PreparedPlayer] | None = None,
+                  allowed: list[np.ndarray], prepared: list[SequencePlayer] | None = None,
                   plans: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """``policies`` (each player's (num_infosets, num_actions) action probabilities, playing
     only ``allowed`` actions) with, at every information set a player's own policy does not
@@ -46,40 +48,72 @@ def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
     every expected return, are unchanged. ``prepared`` (:func:`prepared_players` of ``tree``)
     and ``plans`` (the policies' realization plans), where the caller has them, save
     computing them again."""
-    if plans is None:
-        plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
-    out = []
-    for p, probs in enumerate(policies):
-        prep = prepared[p] if prepared is not None else \
-            cfr_passes.prepare_player(tree, p, tree.uniform_policy(p) > 0)
-        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns, prep.leaf_seqs)
-        values, _, _ = cfr_passes.counterfactual_values(tree, p, prep, weight,
-                                                        within=allowed[p])
-        best = np.zeros_like(probs)
-        best[np.arange(len(best)), values.argmax(axis=1)] = 1.0
-        reached = plans[p][tree.players[p].parent_seq] > 0
-        out.append(np.where(reached[:, None], probs, best))
-    return out
+    plans = _plans(tree, policies, plans)
+    prepared = prepared_players(tree) if prepared is None else prepared
+    return _completed(tree, policies, allowed, prepared, plans,
+                      _leaf_values(tree, prepared, plans))
 
 
-def improving_actions(tree: SequenceFormGame, prepared: list[PreparedPlayer],
+def improving_actions(tree: SequenceFormGame, prepared: list[SequencePlayer],
                       policies: list[np.ndarray], tolerance: float,
-                      plans: list[np.ndarray] | None = None) -> list[np.ndarray]:
+                      plans: list[np.ndarray] | None = None,
+                      allowed: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Per player, boolean (num_infosets, num_actions): at each information set where some
     legal action's counterfactual regret against ``policies`` (each player's (num_infosets,
     num_actions) action probabilities) exceeds ``tolerance``, the actions of largest regret
     (ties all); nothing elsewhere. ``prepared``: :func:`prepared_players` of ``tree``;
-    ``plans``: the policies' realization plans, where the caller has them."""
-    if plans is None:
-        plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    ``plans``: the policies' realization plans, where the caller has them. With ``allowed``
+    (the restricted game the policies play), against the policies completed by
+    :func:`best_off_path` (one pass over the leaves serves both)."""
+    plans = _plans(tree, policies, plans)
+    leaf_values = _leaf_values(tree, prepared, plans)
+    if allowed is not None:
+        policies = _completed(tree, policies, allowed, prepared, plans, leaf_values)
     out = []
     for p, prep in enumerate(prepared):
-        weight = cfr_passes.leaf_weights(tree, p, plans, prep.returns, prep.leaf_seqs)
-        values, node, _ = cfr_passes.counterfactual_values(tree, p, prep, weight, policies[p])
-        regret = np.where(prep.allowed, values - node[:, None], -np.inf)
-        best = regret.max(axis=1, keepdims=True)
-        out.append((best > tolerance) & (regret >= best))
+        info = tree.players[p]
+        value, node, _ = passes.values(prep, leaf_values[p],
+                                       passes.by_sequence(tree, p, policies[p]))
+        seqs = prep.visited
+        infosets = prep.infoset[seqs]
+        regret = value[seqs] - node[infosets]
+        best = np.full(info.num_infosets, -np.inf)
+        np.maximum.at(best, infosets, regret)
+        chosen = seqs[(best[infosets] > tolerance) & (regret >= best[infosets])]
+        found = np.zeros((info.num_infosets, tree.num_actions), dtype=bool)
+        found[info.seq_infoset[chosen], info.seq_action[chosen]] = True
+        out.append(found)
     return out
+
+
+def _completed(tree: SequenceFormGame, policies: list[np.ndarray], allowed: list[np.ndarray],
+               prepared: list[SequencePlayer], plans: list[np.ndarray],
+               leaf_values: list[np.ndarray]) -> list[np.ndarray]:
+    """:func:`best_off_path` from each player's leaf values by sequence."""
+    out = []
+    for p, probs in enumerate(policies):
+        info = tree.players[p]
+        within = np.zeros(info.num_sequences, dtype=bool)
+        within[1:] = allowed[p][info.seq_infoset[1:], info.seq_action[1:]]
+        best = passes.best_response(prepared[p], leaf_values[p], within)
+        reached = plans[p][info.parent_seq] > 0
+        out.append(np.where(reached[:, None], probs, passes.policy_array(tree, p, best)))
+    return out
+
+
+def _plans(tree: SequenceFormGame, policies: list[np.ndarray],
+           plans: list[np.ndarray] | None) -> list[np.ndarray]:
+    if plans is None:
+        return [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    return plans
+
+
+def _leaf_values(tree: SequenceFormGame, prepared: list[SequencePlayer],
+                 plans: list[np.ndarray]) -> list[np.ndarray]:
+    """What the leaves weigh for each player against the others' ``plans``, by sequence."""
+    return [passes.leaf_values(
+        prep, p, passes.leaf_weights(tree, p, plans, prep.returns, prep.leaf_seqs))
+        for p, prep in enumerate(prepared)]
 
 
 __all__ = ["best_off_path", "improving_actions", "prepared_players"]

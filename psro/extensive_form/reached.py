@@ -5,7 +5,7 @@ the way. A restricted game's equilibrium and values depend on that part alone, s
 0.02-5% of the leaves of liar's dice and goofspiel 6 growing by improving actions, up to 31%
 of liar's dice's growing by responses). A player's counterfactual values also count the
 information sets its own restricted play does not reach, so its CFR-family passes
-(:mod:`psro.extensive_form.cfr_passes`) keep every leaf the *other* players reach
+(:mod:`psro.extensive_form.sequence_passes`) keep every leaf the *other* players reach
 (:func:`others_reach`).
 """
 

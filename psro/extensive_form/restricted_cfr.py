@@ -35,7 +35,6 @@ from typing import NamedTuple
 import numpy as np
 
 from psro.extensive_form import sequence_passes as passes
-from psro.extensive_form.cfr_passes import behaviour, leaf_weights
 from psro.extensive_form.cfr_variants import CFRVariant, variant_named
 from psro.extensive_form.reached import allowed_sequences, others_reach
 from psro.extensive_form.sequence_form import SequenceFormGame
@@ -76,7 +75,7 @@ def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
     values = tree.expected_returns(plans)
     total = 0.0
     for p, indexed in enumerate(prepared):
-        weight = leaf_weights(tree, p, plans, indexed.returns, indexed.leaf_seqs)
+        weight = passes.leaf_weights(tree, p, plans, indexed.returns, indexed.leaf_seqs)
         _, _, best = passes.values(indexed, passes.leaf_values(indexed, p, weight))
         total += max(best - float(values[p]), 0.0)
     return total
@@ -142,7 +141,7 @@ class RestrictedCFR:
         self.total += 1
         plans = self._plans or [passes.plan(self._prepared[p], probs[p]) for p in range(n)]
         for p, prepared in enumerate(self._prepared):
-            weight = leaf_weights(tree, p, plans, prepared.returns, prepared.leaf_seqs)
+            weight = passes.leaf_weights(tree, p, plans, prepared.returns, prepared.leaf_seqs)
             leaf_value = passes.leaf_values(prepared, p, weight)
             value, node, _ = passes.values(prepared, leaf_value, probs[p])
             self.regrets[p] = variant.accumulate(
@@ -159,7 +158,7 @@ class RestrictedCFR:
     def average(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
         """Each player's average policy (uniform over the ``allowed`` actions where it does
         not reach)."""
-        return [behaviour(self.tree, p, self.plan_sums[p], allowed[p])
+        return [passes.behaviour(self.tree, p, self.plan_sums[p], allowed[p])
                 for p in range(self.tree.num_players)]
 
     def solve(self, allowed: list[np.ndarray], tolerance: float,

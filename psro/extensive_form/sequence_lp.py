@@ -36,9 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.extensive_form.cfr_passes import behaviour
 from psro.extensive_form.reached import live
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix
+from psro.extensive_form.sequence_passes import behaviour
 
 LP_METHODS = {"simplex": "highs", "ipm": "highs-ipm"}
 """The LP's methods by name: scipy's ``linprog`` method that runs each."""

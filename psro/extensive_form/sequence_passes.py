@@ -1,17 +1,18 @@
 """The passes of a CFR-family iteration on one player's *sequences*: flat arrays with one entry
-per sequence, where :mod:`psro.extensive_form.cfr_passes` works on (num_infosets, num_actions)
-arrays padded to the game's widest information set. Every CFR-family solver of the toolkit
+per sequence. Every CFR-family solver of the toolkit
 (:class:`~psro.extensive_form.restricted_cfr.RestrictedCFR`, and through it the whole-game
-solvers of :mod:`psro.extensive_form.tabular_cfr`) iterates on them: a player's regrets, its
+solvers of :mod:`psro.extensive_form.tabular_cfr`) iterates on them, and ``xdo``'s improving
+actions (:mod:`psro.extensive_form.improving`) are read from them: a player's regrets, its
 current policy (the probability of each sequence's last action at its information set) and its
-realization plan are arrays (num_sequences,), entry 0 the empty sequence.
+realization plan are arrays (num_sequences,), entry 0 the empty sequence; leaf arrays are
+(num_leaves,) or, prepared on part of the tree, of the prepared leaves.
 
-The padding is what they save: liar's dice has 13 actions and two sequences an information set
-on average, so a padded array holds 6.5 entries for each sequence. The arithmetic is the padded
-passes' in the same order (the information sets of a level in the order
-:meth:`SequenceFormGame.best_response` walks them, each one's actions in action order), so on
-games of fewer than 8 actions a run gives the padded passes' numbers bit for bit and otherwise
-to rounding (numpy sums a padded row of 8 or more in another order).
+Indexing by sequence leaves out the padding of (num_infosets, num_actions) arrays: liar's dice
+has 13 actions and two sequences an information set on average, so a padded array would hold
+6.5 entries for each sequence. A backward pass visits the information sets of a level in the
+order :meth:`SequenceFormGame.best_response` walks them, each one's actions in action order.
+Policies cross to and from (num_infosets, num_actions) action probabilities by
+:func:`by_sequence`, :func:`policy_array` and, from a realization plan, :func:`behaviour`.
 """
 
 from __future__ import annotations
@@ -121,8 +122,21 @@ def plan(prepared: SequencePlayer, probs: np.ndarray) -> np.ndarray:
     return out
 
 
+def leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
+                 returns: np.ndarray, leaf_seqs: list[np.ndarray] | None = None) -> np.ndarray:
+    """What each leaf weighs for ``player``: ``returns`` (its return times chance's reach)
+    times the other players' reach under ``plans``; of the leaves whose sequences are
+    ``leaf_seqs`` (a prepared player's), by default every leaf of ``tree``."""
+    leaf_seqs = tree.leaf_seqs if leaf_seqs is None else leaf_seqs
+    weight = returns
+    for q, plan in enumerate(plans):
+        if q != player:
+            weight = weight * plan[leaf_seqs[q]]
+    return weight
+
+
 def leaf_values(prepared: SequencePlayer, player: int, weight: np.ndarray) -> np.ndarray:
-    """The prepared leaves' weights (:func:`~psro.extensive_form.cfr_passes.leaf_weights`)
+    """The prepared leaves' weights (:func:`leaf_weights`)
     summed onto ``player``'s sequence at each leaf (num_sequences,): what :func:`values` and
     :func:`predicted_policy` start their backward passes from."""
     return np.bincount(prepared.leaf_seqs[player], weights=weight,
@@ -149,6 +163,29 @@ def values(prepared: SequencePlayer, leaf_value: np.ndarray,
         node[level.infosets] = best
         np.add.at(value, level.parents, best)
     return value, node, float(value[0])
+
+
+def best_response(prepared: SequencePlayer, leaf_value: np.ndarray,
+                  within: np.ndarray | None = None) -> np.ndarray:
+    """A deterministic best response by sequence (1 on the chosen sequences, 0 elsewhere;
+    entry 0 is 1) from the leaves' values by sequence (:func:`leaf_values`): at each
+    information set a level visits, the lowest action of largest value among the allowed
+    sequences that are also ``within`` (booleans by sequence, where given), the deeper
+    information sets answered first (:meth:`SequenceFormGame.best_response`'s rule)."""
+    value = leaf_value.copy()
+    probs = np.zeros(len(value))
+    probs[0] = 1.0
+    for level in prepared.levels:
+        here = value[level.seqs]
+        if within is not None:
+            here = np.where(within[level.seqs], here, -np.inf)
+        best = np.full(len(level.infosets), -np.inf)
+        np.maximum.at(best, level.slot, here)
+        hits = np.flatnonzero(here == best[level.slot])
+        _, first = np.unique(level.slot[hits], return_index=True)
+        probs[level.seqs[hits[first]]] = 1.0
+        np.add.at(value, level.parents, best)
+    return probs
 
 
 def instantaneous_regrets(prepared: SequencePlayer, value: np.ndarray,
@@ -195,6 +232,15 @@ def predicted_policy(prepared: SequencePlayer, regrets: np.ndarray, probs: np.nd
     return probs
 
 
+def by_sequence(tree: SequenceFormGame, player: int, policy: np.ndarray) -> np.ndarray:
+    """Action probabilities (num_infosets, num_actions) as a policy by sequence (the inverse
+    of :func:`policy_array`; entry 0 is 1)."""
+    info = tree.players[player]
+    out = np.ones(info.num_sequences)
+    out[1:] = policy[info.seq_infoset[1:], info.seq_action[1:]]
+    return out
+
+
 def policy_array(tree: SequenceFormGame, player: int, probs: np.ndarray) -> np.ndarray:
     """A policy by sequence as action probabilities (num_infosets, num_actions)."""
     info = tree.players[player]
@@ -203,5 +249,23 @@ def policy_array(tree: SequenceFormGame, player: int, probs: np.ndarray) -> np.n
     return out
 
 
-__all__ = ["Level", "SequencePlayer", "instantaneous_regrets", "leaf_values", "plan",
-           "policy_array", "predicted_policy", "regret_matching", "sequence_player", "values"]
+def behaviour(tree: SequenceFormGame, player: int, plan: np.ndarray,
+              allowed: np.ndarray) -> np.ndarray:
+    """Action probabilities (num_infosets, num_actions) of a realization plan (or any
+    positive multiple of one); uniform over the allowed actions (booleans (num_infosets,
+    num_actions)) where the plan does not reach (its reach or its actions' mass at most
+    1e-12 of the root's)."""
+    info = tree.players[player]
+    seq_table, _ = tree._response_order(player)
+    reach = plan[info.parent_seq][:, None]
+    mass = np.where(seq_table >= 0, plan[np.maximum(seq_table, 0)], 0.0)
+    total = mass.sum(axis=1, keepdims=True)
+    uniform = allowed / allowed.sum(axis=1, keepdims=True)
+    floor = 1e-12 * max(float(plan[0]), 1e-300)
+    ok = (reach > floor) & (total > floor)
+    return np.where(ok, mass / np.where(total > 0, total, 1.0), uniform)
+
+
+__all__ = ["Level", "SequencePlayer", "behaviour", "best_response", "by_sequence",
+           "instantaneous_regrets", "leaf_values", "leaf_weights", "plan", "policy_array",
+           "predicted_policy", "regret_matching", "sequence_player", "values"]

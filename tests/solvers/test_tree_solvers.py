@@ -98,22 +98,41 @@ LEDUC = SequenceFormGame(pyspiel.load_game("leduc_poker"))
 GOOFSPIEL_4 = SequenceFormGame(pyspiel.load_game("goofspiel(num_cards=4,imp_info=True)"))
 
 
+def _values_leaf_by_leaf(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
+                         probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reference, written here as a sum over the leaves, not a backward pass: a sequence's
+    counterfactual value is the sum, over the leaves below it, of chance's and the other
+    players' reach times the player's return times the probabilities (``probs``, by sequence)
+    of the player's own actions after it; an information set's value is its sequences'
+    values weighted by ``probs``."""
+    info = tree.players[player]
+    weight = tree.leaf_chance * tree.leaf_returns[player]
+    for q, plan in enumerate(plans):
+        if q != player:
+            weight = weight * plan[tree.leaf_seqs[q]]
+    value = np.zeros(info.num_sequences)
+    seq, below = tree.leaf_seqs[player].copy(), np.ones(len(weight))
+    while below.any():
+        np.add.at(value, seq, weight * below)
+        below = np.where(seq == 0, 0.0, below * probs[seq])
+        seq = info.seq_parent[seq]
+    node = np.bincount(info.seq_infoset[1:], weights=probs[1:] * value[1:],
+                       minlength=info.num_infosets)
+    return value, node
+
+
 @pytest.mark.parametrize("tree", [LEDUC, GOOFSPIEL_4], ids=["leduc", "goofspiel_4"])
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), keep=st.floats(0.2, 0.8))
-def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, seed, keep):
+def test_sequence_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, seed, keep):
     """On Leduc and goofspiel 4 (whose sequences but the last ones lead to no leaf directly)
-    restricted at random, with random policies of allowed actions: each player's
-    counterfactual values and information-set values that the CFR family's passes by sequence
-    compute on the leaves the other player's allowed actions reach equal those of the padded
-    passes on the whole tree (which are 0 at every information set left out), and so does
-    the realization plan and a best response's value; some leaves are left out."""
+    restricted at random, with random policies of allowed actions: the counterfactual values,
+    information-set values, root value and realization plan that the passes by sequence
+    compute on the leaves the other player's allowed actions reach equal the whole tree's,
+    summed leaf by leaf (:func:`_values_leaf_by_leaf`); some leaves are left out. The best
+    response within the allowed actions has the value the passes give, and no allowed action
+    improves on it at any information set the passes visit."""
     from psro.extensive_form import sequence_passes as passes
-    from psro.extensive_form.cfr_passes import (
-        counterfactual_values,
-        leaf_weights,
-        prepare_player,
-    )
     from psro.extensive_form.reached import others_reach
 
     rng = np.random.default_rng(seed)
@@ -127,26 +146,27 @@ def test_cfr_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree, see
     assert not all(mask.all() for mask in leaves)
     for p in range(2):
         info = tree.players[p]
-        whole = prepare_player(tree, p, allowed[p])
         part = passes.sequence_player(tree, p, allowed[p], leaves[p])
-        by_seq = np.r_[1.0, policies[p][info.seq_infoset[1:], info.seq_action[1:]]]
+        by_seq = passes.by_sequence(tree, p, policies[p])
         np.testing.assert_array_equal(passes.plan(part, by_seq), plans[p])
-        weight = leaf_weights(tree, p, plans, part.returns, part.leaf_seqs)
-        cf, node, root = counterfactual_values(
-            tree, p, whole, leaf_weights(tree, p, plans, whole.returns), policies[p])
-        value, node_part, root_part = passes.values(part, passes.leaf_values(part, p, weight),
-                                                    by_seq)
+        leaf = passes.leaf_values(part, p, passes.leaf_weights(tree, p, plans, part.returns,
+                                                               part.leaf_seqs))
+        value, node, root = passes.values(part, leaf, by_seq)
+        expected, expected_node = _values_leaf_by_leaf(tree, p, plans, by_seq)
         seqs = part.visited
-        np.testing.assert_allclose(value[seqs], cf[info.seq_infoset[seqs], info.seq_action[seqs]],
-                                   rtol=0, atol=1e-15)
-        np.testing.assert_allclose(node_part, node, rtol=0, atol=1e-15)
-        assert root_part == pytest.approx(root, abs=1e-15)
-        kept = np.zeros(info.num_infosets, dtype=bool)
-        kept[info.seq_infoset[seqs]] = True
-        assert np.all(np.where(allowed[p][~kept], cf[~kept], 0.0) == 0.0)
-        best = counterfactual_values(tree, p, whole, leaf_weights(tree, p, plans, whole.returns))
-        assert passes.values(part, passes.leaf_values(part, p, weight))[2] == \
-            pytest.approx(best[2], abs=1e-15)
+        np.testing.assert_allclose(value[seqs], expected[seqs], rtol=0, atol=1e-14)
+        np.testing.assert_allclose(node, expected_node, rtol=0, atol=1e-14)
+        assert root == pytest.approx(expected[0], abs=1e-14)
+        left_out = np.ones(info.num_sequences, dtype=bool)
+        left_out[seqs] = False
+        assert np.all(expected[left_out & part.allowed] == 0.0)
+        best_value = passes.values(part, leaf)[2]
+        best = passes.best_response(part, leaf)
+        assert set(np.unique(best)) <= {0.0, 1.0} and np.all(best[~part.allowed][1:] == 0)
+        reached, reached_node = _values_leaf_by_leaf(tree, p, plans, best)
+        assert reached[0] == pytest.approx(best_value, abs=1e-14)
+        visited = part.infoset[seqs]
+        assert np.all(reached[seqs] <= reached_node[visited] + 1e-14)
 
 
 @pytest.mark.parametrize("solver", TREE_SOLVERS)
