@@ -30,9 +30,9 @@ lint: $(STAMP)
 # The guide, the variant pages and the benchmarks are Markdown; the API reference is generated
 # from the docstrings. Every warning (a broken reference, a docstring Sphinx cannot read) fails.
 docs: $(STAMP)
-	@echo "make docs: Sphinx builds the guide and the API reference into build/docs (about a minute on two cores; it prints only warnings, which fail the build)"
+	@echo "make docs: Sphinx builds the guide and the API reference into build/docs (about 50 s on two cores; it prints only warnings, which fail the build)"
 	rm -rf build/docs docs/api/generated
-	$(PY) -m sphinx -E -W --keep-going -q -b html docs build/docs
+	$(PY) -m sphinx -E -W --keep-going -q -j auto -b html docs build/docs
 	@echo "make docs: build/docs/index.html written"
 
 # The whole suite, in two pytest-xdist worker processes (a test file stays in one worker, so a

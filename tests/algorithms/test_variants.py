@@ -541,7 +541,8 @@ def test_best_off_path_leaves_no_allowed_action_improving(seed):
     """On Leduc restricted at random (each legal action kept with probability 0.6): against
     the restricted LP's equilibrium as the LP returns it, allowed actions have positive
     counterfactual regrets (at information sets its own players never reach, where it is
-    uniform); with :func:`best_off_path` none has, while its realization plans (and so every
+    uniform); with :func:`best_off_path` none has (the same actions when ``improving_actions``
+    completes the policies itself), while its realization plans (and so every
     return and its exploitability) are unchanged."""
     import pyspiel
 
@@ -563,6 +564,8 @@ def test_best_off_path_leaves_no_allowed_action_improving(seed):
     prepared = prepared_players(tree)
     before = improving_actions(tree, prepared, policies, 1e-9)
     after = improving_actions(tree, prepared, completed, 1e-9)
+    at_once = improving_actions(tree, prepared, policies, 1e-9, allowed=allowed)
+    assert all(np.array_equal(a, b) for a, b in zip(after, at_once, strict=True))
     assert any((b & a).any() for b, a in zip(before, allowed, strict=True))
     assert not any((b & a).any() for b, a in zip(after, allowed, strict=True))
     assert any(b.any() for b in after)  # the restricted equilibrium is exploitable
