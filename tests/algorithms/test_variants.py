@@ -670,15 +670,20 @@ def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
     """Without ``xdo_solver`` and ``xdo_expansion`` a run gets the LP on two-player zero-sum
     games, growing by improving actions from 1,000 information sets of a player (goofspiel 5,
     liar's dice; not Leduc) with the exact oracle;
-    growing by responses, CFR+ on large ones run to a target of at least 1e-3; CFR+ on a game
-    whose LPs are slow (Leduc with 13 ranks) unless growing by improving actions by name; CFR+
-    with more players. The run's config names the solver and the expansion that ran."""
+    growing by responses, CFR+ on large ones and on Leduc run to a target of at least 1e-3 of
+    the largest return (not on Kuhn, nor on goofspiel 5 growing by responses by name); CFR+ on
+    a game whose LPs are slow (Leduc with 13 ranks) unless growing by improving actions by
+    name; CFR+ with more players. The run's config names the solver and the expansion that ran."""
     def chosen(game, **settings):
         config = psro.PSRO(game, algorithm="xdo", **settings).config
         return config.xdo_solver, config.xdo_expansion
 
     assert chosen("kuhn_poker", target_exploitability=1e-3) == ("lp", "responses")
     assert chosen("leduc_poker") == ("lp", "responses")
+    assert chosen("leduc_poker", target_exploitability=0.02) == ("cfr", "responses")
+    assert chosen("leduc_poker", target_exploitability=1e-3) == ("lp", "responses")  # < 13e-3
+    assert chosen("goofspiel(num_cards=5,imp_info=True,points_order=descending)",
+                  target_exploitability=1e-3, xdo_expansion="responses") == ("lp", "responses")
     assert chosen("goofspiel(num_cards=5,imp_info=True,points_order=descending)") == \
         ("lp", "improving")
     assert chosen("liars_dice", target_exploitability=1e-3) == ("lp", "improving")
