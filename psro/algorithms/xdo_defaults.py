@@ -56,7 +56,7 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
     improving actions was at 1.7e-3 after 205 s; for a tighter target, the whole game's LP by
     interior point, ``psro solve-tree``, takes 35 s); else ``"lp"`` where the restricted
     game may grow by improving actions (``improving``: the exact oracle and no expansion named
-    but ``"improving"``; liar's dice to 1e-3: 1.5 s, CFR+ 7.2 s), else ``"cfr"`` on a game with
+    but ``"improving"``; liar's dice to 1e-3: 1.35 s, CFR+ 2.2 s), else ``"cfr"`` on a game with
     at least ``LARGE_GAME_INFOSETS`` information sets of a player run to a target
     exploitability of at least ``CFR_TARGET`` times its largest return (liar's dice to 1e-3:
     2.2 s, the LP growing by responses 13.4 s), or with at least ``SMALL_GAME_INFOSETS`` and
@@ -82,8 +82,8 @@ def default_expansion(tree: SequenceFormGame, solver: str, exact_oracle: bool) -
     """The ``xdo_expansion`` a run gets when it names none, the faster measured
     (``experiments/bench_tree_solvers.py --xdo-only``): ``"improving"`` with the LP and the
     exact oracle on a game with at least ``IMPROVING_INFOSETS`` information sets of a player
-    (exact equilibrium: goofspiel 5 0.11 s against 0.20 s, liar's dice 1.5 s against 13.4 s);
-    ``"responses"`` elsewhere (Leduc: 0.18 s against 0.27 s; a trained oracle's responses
+    (exact equilibrium: goofspiel 5 0.10 s against 0.19 s, liar's dice 1.35 s against 13.4 s);
+    ``"responses"`` elsewhere (Leduc: 0.19 s against 0.26 s; a trained oracle's responses
     are what extend its restricted game)."""
     many = max(p.num_infosets for p in tree.players) >= IMPROVING_INFOSETS
     return "improving" if solver == "lp" and exact_oracle and many else "responses"
