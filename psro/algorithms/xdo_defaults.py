@@ -34,9 +34,14 @@ def return_scale(tree: SequenceFormGame) -> float:
     return max(float(np.abs(tree.leaf_returns).max()), 1e-12)
 
 
+def most_infosets(tree: SequenceFormGame) -> int:
+    """The most information sets any player of ``tree`` has (what the size rules read)."""
+    return max(p.num_infosets for p in tree.players)
+
+
 def large(tree: SequenceFormGame) -> bool:
     """Whether a player has at least ``LARGE_GAME_INFOSETS`` information sets."""
-    return max(p.num_infosets for p in tree.players) >= LARGE_GAME_INFOSETS
+    return most_infosets(tree) >= LARGE_GAME_INFOSETS
 
 
 def dense(tree: SequenceFormGame) -> bool:
@@ -69,9 +74,7 @@ def default_solver(tree: SequenceFormGame, zero_sum: bool,
         return "cfr"
     if dense(tree):
         return "cfr"
-    infosets = max(p.num_infosets for p in tree.players)
-    cfr_sized = infosets >= LARGE_GAME_INFOSETS or \
-        SMALL_GAME_INFOSETS <= infosets < IMPROVING_INFOSETS
+    cfr_sized = large(tree) or SMALL_GAME_INFOSETS <= most_infosets(tree) < IMPROVING_INFOSETS
     if not improving and cfr_sized and target_exploitability is not None and \
             target_exploitability >= CFR_TARGET * return_scale(tree):
         return "cfr"
@@ -85,10 +88,10 @@ def default_expansion(tree: SequenceFormGame, solver: str, exact_oracle: bool) -
     (exact equilibrium: goofspiel 5 0.10 s against 0.19 s, liar's dice 1.35 s against 13.4 s);
     ``"responses"`` elsewhere (Leduc: 0.19 s against 0.26 s; a trained oracle's responses
     are what extend its restricted game)."""
-    many = max(p.num_infosets for p in tree.players) >= IMPROVING_INFOSETS
+    many = most_infosets(tree) >= IMPROVING_INFOSETS
     return "improving" if solver == "lp" and exact_oracle and many else "responses"
 
 
 __all__ = ["CFR_TARGET", "DENSE_PAYOFF_ROW", "IMPROVING_INFOSETS", "LARGE_GAME_INFOSETS",
            "SMALL_GAME_INFOSETS", "default_expansion", "default_solver", "dense", "large",
-           "return_scale"]
+           "most_infosets", "return_scale"]

@@ -51,7 +51,7 @@ def best_off_path(tree: SequenceFormGame, policies: list[np.ndarray],
     plans = _plans(tree, policies, plans)
     prepared = prepared_players(tree) if prepared is None else prepared
     return _completed(tree, policies, allowed, prepared, plans,
-                      _leaf_values(tree, prepared, plans))
+                      _leaf_values(prepared, plans))
 
 
 def improving_actions(tree: SequenceFormGame, prepared: list[SequencePlayer],
@@ -66,7 +66,7 @@ def improving_actions(tree: SequenceFormGame, prepared: list[SequencePlayer],
     (the restricted game the policies play), against the policies completed by
     :func:`best_off_path` (one pass over the leaves serves both)."""
     plans = _plans(tree, policies, plans)
-    leaf_values = _leaf_values(tree, prepared, plans)
+    leaf_values = _leaf_values(prepared, plans)
     if allowed is not None:
         policies = _completed(tree, policies, allowed, prepared, plans, leaf_values)
     out = []
@@ -93,8 +93,7 @@ def _completed(tree: SequenceFormGame, policies: list[np.ndarray], allowed: list
     out = []
     for p, probs in enumerate(policies):
         info = tree.players[p]
-        within = np.zeros(info.num_sequences, dtype=bool)
-        within[1:] = allowed[p][info.seq_infoset[1:], info.seq_action[1:]]
+        within = passes.by_sequence(tree, p, allowed[p]) > 0
         best = passes.best_response(prepared[p], leaf_values[p], within)
         reached = plans[p][info.parent_seq] > 0
         out.append(np.where(reached[:, None], probs, passes.policy_array(tree, p, best)))
@@ -108,12 +107,11 @@ def _plans(tree: SequenceFormGame, policies: list[np.ndarray],
     return plans
 
 
-def _leaf_values(tree: SequenceFormGame, prepared: list[SequencePlayer],
+def _leaf_values(prepared: list[SequencePlayer],
                  plans: list[np.ndarray]) -> list[np.ndarray]:
-    """What the leaves weigh for each player against the others' ``plans``, by sequence."""
-    return [passes.leaf_values(
-        prep, p, passes.leaf_weights(tree, p, plans, prep.returns, prep.leaf_seqs))
-        for p, prep in enumerate(prepared)]
+    """Each player's :func:`~psro.extensive_form.sequence_passes.leaf_values` against the
+    others' ``plans``."""
+    return [passes.leaf_values(prep, p, plans) for p, prep in enumerate(prepared)]
 
 
 __all__ = ["best_off_path", "improving_actions", "prepared_players"]

@@ -75,8 +75,7 @@ def restricted_nash_conv(tree: SequenceFormGame, policies: list[np.ndarray],
     values = tree.expected_returns(plans)
     total = 0.0
     for p, indexed in enumerate(prepared):
-        weight = passes.leaf_weights(tree, p, plans, indexed.returns, indexed.leaf_seqs)
-        _, _, best = passes.values(indexed, passes.leaf_values(indexed, p, weight))
+        _, _, best = passes.values(indexed, passes.leaf_values(indexed, p, plans))
         total += max(best - float(values[p]), 0.0)
     return total
 
@@ -136,13 +135,12 @@ class RestrictedCFR:
     def _iterate(self) -> None:
         """One iteration with alternating updates (later players answer the earlier ones'
         update) on the current restricted game; updates the current iterate in place."""
-        tree, n, variant, probs = self.tree, self.tree.num_players, self.variant, self._probs
+        n, variant, probs = self.tree.num_players, self.variant, self._probs
         self.t += 1
         self.total += 1
         plans = self._plans or [passes.plan(self._prepared[p], probs[p]) for p in range(n)]
         for p, prepared in enumerate(self._prepared):
-            weight = passes.leaf_weights(tree, p, plans, prepared.returns, prepared.leaf_seqs)
-            leaf_value = passes.leaf_values(prepared, p, weight)
+            leaf_value = passes.leaf_values(prepared, p, plans)
             value, node, _ = passes.values(prepared, leaf_value, probs[p])
             self.regrets[p] = variant.accumulate(
                 self.regrets[p], passes.instantaneous_regrets(prepared, value, node), self.t)

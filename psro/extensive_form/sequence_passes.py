@@ -122,23 +122,15 @@ def plan(prepared: SequencePlayer, probs: np.ndarray) -> np.ndarray:
     return out
 
 
-def leaf_weights(tree: SequenceFormGame, player: int, plans: list[np.ndarray],
-                 returns: np.ndarray, leaf_seqs: list[np.ndarray] | None = None) -> np.ndarray:
-    """What each leaf weighs for ``player``: ``returns`` (its return times chance's reach)
-    times the other players' reach under ``plans``; of the leaves whose sequences are
-    ``leaf_seqs`` (a prepared player's), by default every leaf of ``tree``."""
-    leaf_seqs = tree.leaf_seqs if leaf_seqs is None else leaf_seqs
-    weight = returns
+def leaf_values(prepared: SequencePlayer, player: int, plans: list[np.ndarray]) -> np.ndarray:
+    """What each prepared leaf weighs for ``player`` (its return times chance's reach,
+    ``prepared.returns``, times the other players' reach under ``plans``) summed onto
+    ``player``'s sequence at the leaf (num_sequences,): what :func:`values`,
+    :func:`best_response` and :func:`predicted_policy` start their backward passes from."""
+    weight = prepared.returns
     for q, plan in enumerate(plans):
         if q != player:
-            weight = weight * plan[leaf_seqs[q]]
-    return weight
-
-
-def leaf_values(prepared: SequencePlayer, player: int, weight: np.ndarray) -> np.ndarray:
-    """The prepared leaves' weights (:func:`leaf_weights`)
-    summed onto ``player``'s sequence at each leaf (num_sequences,): what :func:`values` and
-    :func:`predicted_policy` start their backward passes from."""
+            weight = weight * plan[prepared.leaf_seqs[q]]
     return np.bincount(prepared.leaf_seqs[player], weights=weight,
                        minlength=len(prepared.infoset))
 
@@ -267,5 +259,5 @@ def behaviour(tree: SequenceFormGame, player: int, plan: np.ndarray,
 
 
 __all__ = ["Level", "SequencePlayer", "behaviour", "best_response", "by_sequence",
-           "instantaneous_regrets", "leaf_values", "leaf_weights", "plan", "policy_array",
+           "instantaneous_regrets", "leaf_values", "plan", "policy_array",
            "predicted_policy", "regret_matching", "sequence_player", "values"]

@@ -149,8 +149,7 @@ def test_sequence_passes_on_the_leaves_the_others_reach_are_the_whole_trees(tree
         part = passes.sequence_player(tree, p, allowed[p], leaves[p])
         by_seq = passes.by_sequence(tree, p, policies[p])
         np.testing.assert_array_equal(passes.plan(part, by_seq), plans[p])
-        leaf = passes.leaf_values(part, p, passes.leaf_weights(tree, p, plans, part.returns,
-                                                               part.leaf_seqs))
+        leaf = passes.leaf_values(part, p, plans)
         value, node, root = passes.values(part, leaf, by_seq)
         expected, expected_node = _values_leaf_by_leaf(tree, p, plans, by_seq)
         seqs = part.visited
