@@ -21,6 +21,7 @@ from pathlib import Path
 
 from games import Game
 from psro import oracles
+from psro.backends.threads import one_blas_thread
 from psro.build import Parts, build_parts, check_limits
 from psro.config import RunConfig, run_limits
 from psro.errors import ConfigError, RunDirectoryError
@@ -247,7 +248,8 @@ class PSRO(RunChanges):
             self.config, iterations, time_budget_s, target_exploitability, env_step_budget))
         self.state.stop_reason = None  # until this call ends: a killed run's records say so
         try:
-            self._iterate(*self.limits)
+            with one_blas_thread():  # matrix-vector products: see psro.backends.threads
+                self._iterate(*self.limits)
             if self.writer is not None:  # the last record says why the run ended
                 self.writer.save(self.state)
         finally:

@@ -15,6 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from psro.backends.base import LocalBackend, Task
+from psro.backends.threads import blas_on_one_thread_for_good
 from psro.errors import BackendError
 
 
@@ -45,7 +46,7 @@ class ProcessBackend:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=end_with_parent, initargs=(os.getpid(),))
+                                   initializer=_start_worker, initargs=(os.getpid(),))
 
     def start(self, warm: Sequence[str] = ()) -> None:
         """Start the worker processes now and have each import the modules ``warm`` (those of
@@ -111,6 +112,14 @@ _START_FAILED = (
     "any, are printed above); where a Python script starts the run, it must do so under "
     "`if __name__ == \"__main__\":`, as each worker imports the script again (multiprocessing's "
     "spawn method) and without the guard that import starts a run of its own")
+
+
+def _start_worker(parent: int) -> None:
+    """A worker process's start: it ends with the driver (:func:`end_with_parent`) and its
+    BLAS runs on one thread (:mod:`psro.backends.threads`: the workers share the machine's cores,
+    and BLAS threads beyond a worker's share spin against each other)."""
+    end_with_parent(parent)
+    blas_on_one_thread_for_good()
 
 
 def end_with_parent(parent: int) -> None:

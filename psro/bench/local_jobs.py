@@ -9,7 +9,8 @@ inherit), so that runs never share a core: a run's wall time under ``--jobs N`` 
 same run alone on a machine of ``cores / N`` cores. More jobs than cores are refused.
 
 A worker's libraries get as many threads as its cores (``OMP_NUM_THREADS`` and the like, set
-as it starts, and torch's): more threads than cores spin against each other.
+as it starts, and torch's): more threads than cores spin against each other. (A run's own
+array work runs BLAS on one thread whatever these say: :mod:`psro.backends.threads`.)
 
 Ctrl-C (or an error in a job) stops every job still running: each worker gets SIGINT (a run's
 iterations are saved as they end, so the suite resumes from each run's last saved iteration),

@@ -11,6 +11,7 @@ import os
 import sys
 from typing import NoReturn
 
+from psro.backends.threads import one_blas_thread
 from psro.cli import bench, exploitability, games, judge, report, run, solve, solve_tree
 from psro.cli.common import EXIT_USAGE, CliError
 from psro.cli.run import check_positive
@@ -89,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             check_positive("--iterations", args.iterations)
             check_positive("--env-step-budget", args.env_step_budget)
-        return args.func(args)
+        with one_blas_thread():  # matrix-vector products: see psro.backends.threads
+            return args.func(args)
     except (CliError, ToolkitError) as err:
         hint = _HINTS.get(type(err).__name__, "")
         print(f"psro {args.command}: error: {err}{hint}", file=sys.stderr)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from psro.backends.threads import one_blas_thread
 from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP
@@ -56,6 +57,7 @@ class TreeSolve:
                 self.crossings[threshold] = {"iterations": iterations, "seconds": seconds}
 
 
+@one_blas_thread()  # matrix-vector products: see psro.backends.threads
 def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...] = (1e-3,),
                time_budget_s: float = 60.0, max_iterations: int | None = None) -> TreeSolve:
     """Run ``solver`` (a name of :data:`TREE_SOLVERS`) on ``tree`` until every threshold is
