@@ -147,8 +147,12 @@ def test_a_script_without_the_main_guard_gets_a_backend_error_naming_the_guard(t
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("psro.errors.BackendError: backend 'processes': its worker "
-                           "processes died as they started"), last
-    assert 'if __name__ == "__main__":' in last
+    # the traceback's last line; multiprocessing's resource tracker may warn after it (on a
+    # loaded machine a dying worker got as far as making its own pool's semaphores)
+    raised = [line for line in done.stderr.splitlines() if line.startswith("psro.errors.")]
+    assert raised and raised[-1].startswith("psro.errors.BackendError: backend 'processes': "
+                                            "its worker processes died as they started"), \
+        done.stderr[-2000:]
+    assert 'if __name__ == "__main__":' in raised[-1]
+    assert "Traceback" not in done.stderr.rpartition(raised[-1])[2]  # nothing raised after it
     assert not (tmp_path / "run").exists()
