@@ -77,13 +77,13 @@ def check_same_numbers(own: list[dict], one: list[dict]) -> None:
                 assert value == b[key], (key, a, b)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--busy", action="store_true",
                         help="keep one core busy with another process while measuring")
     parser.add_argument("--game", default="liars_dice")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     threads = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
     psro.game_tree(args.game)  # walked once, outside the runs' clocks
     busy = None

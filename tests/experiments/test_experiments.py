@@ -102,6 +102,16 @@ def test_debate_experiment_smoke(tmp_path, monkeypatch):
     sys.modules.pop("debate", None)
 
 
+def test_blas_threads_benchmark_runs_both_settings_to_the_same_rows(capsys):
+    """On Kuhn, one repeat, with a core kept busy: both settings print their product and run
+    figures, and the runs' rows agree (the script checks them)."""
+    importlib.import_module("bench_blas_threads").main(["--busy", "--game", "kuhn_poker",
+                                                        "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert "one core kept busy by another process" in out
+    assert "us on one" in out and "the same rows" in out and "s on one" in out
+
+
 def test_payoff_entries_benchmark_compares_the_three_tables(tmp_path, capsys):
     """One seed, one iteration: every method runs, the capped one keeps to its cap, and the
     table has a row per method with the episodes relative to filling every entry."""
