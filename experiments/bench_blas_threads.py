@@ -2,10 +2,12 @@
 BLAS's own thread count (one a core), side by side in one process, on an idle machine or with
 one core kept busy by another process (``--busy``).
 
-Two measurements under both settings: a meta-policy's realization plan, ``w @ plans`` (40
+Three measurements under both settings: a meta-policy's realization plan, ``w @ plans`` (40
 members by 24,571 sequences, the size of liar's dice; the mean of ``--repeats`` times 200
-products, in microseconds), and ``--repeats`` whole ``xdo`` runs to an exact equilibrium,
-alternated (``--game``, liar's dice by default; the median on the run clock). The reference run
+products, in microseconds); ``--repeats`` whole ``xdo`` runs to an exact equilibrium,
+alternated (``--game``, liar's dice by default; the median on the run clock); and the debate
+game's default judge trained from scratch ``--repeats`` times, alternated (the median, and a
+check that both settings train the same weights). The reference run
 is the same run with the loop's limit lifted (``psro.loop.one_blas_thread`` replaced by a
 no-op in this process); both give the same metrics rows apart from their clocks, to 1e-12
 (the last bits of a BLAS sum follow how many threads split it), which the script checks.
@@ -28,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
+import games.judge  # noqa: E402
 import psro  # noqa: E402
 import psro.loop  # noqa: E402
 
@@ -62,6 +65,21 @@ def xdo_run(game: str, one_thread: bool) -> tuple[float, list[dict]]:
         psro.loop.one_blas_thread = limit
     return rows[-1]["wall_time_s"], [{k: v for k, v in r.items() if not k.endswith("_s")}
                                      for r in rows]
+
+
+def judge_run(one_thread: bool) -> tuple[float, str]:
+    """The default debate judge trained from scratch (8x8 images, 6 pixels, seed 0): seconds
+    and its weights' checksum. The reference lifts the training's own limit (``games.judge``
+    sets it itself: games cannot import psro)."""
+    limit = games.judge.threadpool_limits
+    if not one_thread:
+        games.judge.threadpool_limits = lambda **_: contextlib.nullcontext()
+    try:
+        start = time.perf_counter()
+        trained = games.judge.train_judge(8, 6, 0)
+        return time.perf_counter() - start, trained.checksum
+    finally:
+        games.judge.threadpool_limits = limit
 
 
 def check_same_numbers(own: list[dict], one: list[dict]) -> None:
@@ -109,6 +127,18 @@ def main(argv: list[str] | None = None) -> None:
               f"({own / one:.2f}x; medians of {args.repeats} runs each, alternated: "
               f"{' '.join(f'{c:.2f}' for c in clocks[False])} s and "
               f"{' '.join(f'{c:.2f}' for c in clocks[True])} s)")
+        judged: dict[bool, list[float]] = {False: [], True: []}
+        checksums = set()
+        for _ in range(args.repeats):
+            for one_thread in (False, True):
+                seconds, checksum = judge_run(one_thread)
+                judged[one_thread].append(seconds)
+                checksums.add(checksum)
+        assert len(checksums) == 1, "the two settings trained different judges"
+        own, one = (float(np.median(judged[k])) for k in (False, True))
+        print(f"the debate judge's training (8x8, 6 pixels; the same weights): {own:.2f} s on "
+              f"{threads} BLAS threads, {one:.2f} s on one ({own / one:.2f}x; medians of "
+              f"{args.repeats})")
     finally:
         if busy is not None:
             busy.terminate()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from games.digits import MAX_VALUE, SIZES, digits
 from games.probe import keep_alive
@@ -125,7 +126,17 @@ def train_judge(size: int = 8, pixels: int = 6, seed: int = 0) -> Judge:
 def _fit(params: list[np.ndarray], labels: np.ndarray, epoch_inputs, epochs: int,
          learning_rate: float, rng: np.random.Generator) -> None:
     """Minimise the mean cross-entropy of ``labels`` with Adam in minibatches of ``BATCH``,
-    in place; ``epoch_inputs()`` gives each epoch's features (n, 2P)."""
+    in place; ``epoch_inputs()`` gives each epoch's features (n, 2P). BLAS runs on one thread
+    meanwhile (then restored): the products are (64 x 128)-sized, which two threads do no
+    faster on an idle machine, and with another process keeping a core busy training the
+    default judge took 7-10 s on two threads against 2.5-2.9 s on one (the same weights;
+    ``experiments/bench_blas_threads.py --busy``); see ``psro.backends.threads``."""
+    with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread
+        _adam(params, labels, epoch_inputs, epochs, learning_rate, rng)
+
+
+def _adam(params: list[np.ndarray], labels: np.ndarray, epoch_inputs, epochs: int,
+          learning_rate: float, rng: np.random.Generator) -> None:
     moments = [np.zeros_like(p) for p in params]
     squares = [np.zeros_like(p) for p in params]
     step = 0

@@ -61,3 +61,25 @@ def test_a_run_and_a_tree_solve_use_one_blas_thread_and_give_the_count_back():
             tree_solvers.exact_exploitability = measure
         assert set(_blas_threads()) == {2}
     assert len(seen) >= 4 and all(set(counts) == {1} for counts in seen)
+
+
+def test_judge_training_uses_one_blas_thread_and_gives_the_count_back():
+    """The debate judge's training (games.judge, which cannot import psro) limits BLAS itself:
+    seen by its epochs' input function."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from games import judge
+
+    rng = np.random.default_rng(0)
+    params = [rng.normal(size=(4, 3)), np.zeros(3), rng.normal(size=(3, 10)), np.zeros(10)]
+    seen = []
+
+    def inputs():
+        seen.append(_blas_threads())
+        return rng.normal(size=(8, 4))
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        judge._fit(params, np.arange(8), inputs, 2, 1e-3, rng)
+        assert set(_blas_threads()) == {2}
+    assert len(seen) == 2 and all(set(counts) == {1} for counts in seen)

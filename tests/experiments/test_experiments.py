@@ -109,7 +109,7 @@ def test_blas_threads_benchmark_runs_both_settings_to_the_same_rows(capsys):
                                                         "--repeats", "1"])
     out = capsys.readouterr().out
     assert "one core kept busy by another process" in out
-    assert "us on one" in out and "the same rows" in out and "s on one" in out
+    assert "us on one" in out and "the same rows" in out and "the same weights" in out
 
 
 def test_payoff_entries_benchmark_compares_the_three_tables(tmp_path, capsys):
