@@ -33,6 +33,12 @@ def numbers(rows: list[dict]) -> list[dict]:
              and not k.startswith("response_gain_p")} for row in rows]
 
 
+def blas_threads() -> list[int]:
+    """The thread count of every BLAS library loaded in this process (threadpoolctl)."""
+    from threadpoolctl import threadpool_info
+    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+
 def random_kuhn_profile(tree, seed: int) -> list:
     """One random tabular policy per player of Kuhn poker's walked ``tree`` (every action
     with probability at least 0.1 / 1.1), seeded."""

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import torch
-from conftest import ROOT
+from conftest import ROOT, blas_threads
 
 import psro
 
@@ -33,13 +33,6 @@ def test_recursion_limit_restored_and_report_import_keeps_the_plotting_backend()
     assert out.stdout.strip() == "svg", out.stderr
 
 
-
-
-def _blas_threads() -> list[int]:
-    from threadpoolctl import threadpool_info
-    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-
-
 def test_a_run_and_a_tree_solve_use_one_blas_thread_and_give_the_count_back():
     """Inside a run (seen by a callback at every iteration) and a tree solve (seen by the
     exploitability it measures) numpy's BLAS has one thread; after them, the caller's count."""
@@ -49,17 +42,17 @@ def test_a_run_and_a_tree_solve_use_one_blas_thread_and_give_the_count_back():
 
     seen = []
     with threadpool_limits(limits=2, user_api="blas"):
-        assert set(_blas_threads()) == {2}
+        assert set(blas_threads()) == {2}
         psro.PSRO("kuhn_poker", algorithm="xdo", callbacks=(
-            lambda run, row: seen.append(_blas_threads()),)).run(iterations=3)
+            lambda run, row: seen.append(blas_threads()),)).run(iterations=3)
         measure = tree_solvers.exact_exploitability
         try:
-            tree_solvers.exact_exploitability = lambda *a: (seen.append(_blas_threads()),
+            tree_solvers.exact_exploitability = lambda *a: (seen.append(blas_threads()),
                                                             measure(*a))[1]
             tree_solvers.solve_tree(psro.game_tree("kuhn_poker"), "dcfr", max_iterations=3)
         finally:
             tree_solvers.exact_exploitability = measure
-        assert set(_blas_threads()) == {2}
+        assert set(blas_threads()) == {2}
     assert len(seen) >= 4 and all(set(counts) == {1} for counts in seen)
 
 
@@ -76,10 +69,10 @@ def test_judge_training_uses_one_blas_thread_and_gives_the_count_back():
     seen = []
 
     def inputs():
-        seen.append(_blas_threads())
+        seen.append(blas_threads())
         return rng.normal(size=(8, 4))
 
     with threadpool_limits(limits=2, user_api="blas"):
         judge._fit(params, np.arange(8), inputs, 2, 1e-3, rng)
-        assert set(_blas_threads()) == {2}
+        assert set(blas_threads()) == {2}
     assert len(seen) == 2 and all(set(counts) == {1} for counts in seen)

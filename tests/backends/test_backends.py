@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import as_written_before_config_digests
+from conftest import as_written_before_config_digests, blas_threads
 
 import psro
 from psro.backends import LocalBackend, ProcessBackend, Task, check_backend, make_backend
@@ -32,15 +32,10 @@ def test_processes_return_what_local_returns_in_task_order(pool):
         np.testing.assert_array_equal(a, b)
 
 
-def _blas_threads() -> list[int]:
-    from threadpoolctl import threadpool_info
-    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-
-
 def test_workers_run_blas_on_one_thread(pool):
     """Two workers on the machine's cores: each worker's BLAS libraries have one thread, so
     that the workers' threads do not spin against each other (psro.backends.threads)."""
-    counts = pool.run([Task(_blas_threads, ()) for _ in range(4)])
+    counts = pool.run([Task(blas_threads, ()) for _ in range(4)])
     assert all(c and set(c) == {1} for c in counts)
 
 
