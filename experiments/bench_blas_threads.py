@@ -6,13 +6,15 @@ Three measurements under both settings: a meta-policy's realization plan, ``w @ 
 members by 24,571 sequences, the size of liar's dice; the mean of ``--repeats`` times 200
 products, in microseconds); ``--repeats`` whole ``xdo`` runs to an exact equilibrium,
 alternated (``--game``, liar's dice by default; the median on the run clock); and the debate
-game's default judge trained from scratch ``--repeats`` times, alternated (the median, and a
-check that both settings train the same weights). The reference run
+game's default judge (``--judge-size`` 8: 8x8 images, 6 pixels) trained from scratch
+``--repeats`` times, alternated (the median, and a check that both settings train the same
+weights). The reference run
 is the same run with the loop's limit lifted (``psro.loop.one_blas_thread`` replaced by a
 no-op in this process); both give the same metrics rows apart from their clocks, to 1e-12
 (the last bits of a BLAS sum follow how many threads split it), which the script checks.
 
-Run: ``python experiments/bench_blas_threads.py [--busy] [--game GAME] [--repeats 3]``
+Run: ``python experiments/bench_blas_threads.py [--busy] [--game GAME] [--repeats 3]
+[--judge-size 8]``
 """
 
 from __future__ import annotations
@@ -67,16 +69,16 @@ def xdo_run(game: str, one_thread: bool) -> tuple[float, list[dict]]:
                                      for r in rows]
 
 
-def judge_run(one_thread: bool) -> tuple[float, str]:
-    """The default debate judge trained from scratch (8x8 images, 6 pixels, seed 0): seconds
-    and its weights' checksum. The reference lifts the training's own limit (``games.judge``
-    sets it itself: games cannot import psro)."""
+def judge_run(one_thread: bool, size: int = 8) -> tuple[float, str]:
+    """The debate judge of ``size`` x ``size`` images trained from scratch (6 pixels, seed 0;
+    size 8 is the default judge): seconds and its weights' checksum. The reference lifts the
+    training's own limit (``games.judge`` sets it itself: games cannot import psro)."""
     limit = games.judge.threadpool_limits
     if not one_thread:
         games.judge.threadpool_limits = lambda **_: contextlib.nullcontext()
     try:
         start = time.perf_counter()
-        trained = games.judge.train_judge(8, 6, 0)
+        trained = games.judge.train_judge(size, 6, 0)
         return time.perf_counter() - start, trained.checksum
     finally:
         games.judge.threadpool_limits = limit
@@ -101,6 +103,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="keep one core busy with another process while measuring")
     parser.add_argument("--game", default="liars_dice")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--judge-size", type=int, choices=games.judge.SIZES, default=8,
+                        help="the judge's image side (8: the debate game's default judge)")
     args = parser.parse_args(argv)
     threads = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
     psro.game_tree(args.game)  # walked once, outside the runs' clocks
@@ -131,12 +135,13 @@ def main(argv: list[str] | None = None) -> None:
         checksums = set()
         for _ in range(args.repeats):
             for one_thread in (False, True):
-                seconds, checksum = judge_run(one_thread)
+                seconds, checksum = judge_run(one_thread, args.judge_size)
                 judged[one_thread].append(seconds)
                 checksums.add(checksum)
         assert len(checksums) == 1, "the two settings trained different judges"
         own, one = (float(np.median(judged[k])) for k in (False, True))
-        print(f"the debate judge's training (8x8, 6 pixels; the same weights): {own:.2f} s on "
+        print(f"the debate judge's training ({args.judge_size}x{args.judge_size}, 6 pixels; the "
+              f"same weights): {own:.2f} s on "
               f"{threads} BLAS threads, {one:.2f} s on one ({own / one:.2f}x; medians of "
               f"{args.repeats})")
     finally:

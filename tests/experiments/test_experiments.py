@@ -103,10 +103,11 @@ def test_debate_experiment_smoke(tmp_path, monkeypatch):
 
 
 def test_blas_threads_benchmark_runs_both_settings_to_the_same_rows(capsys):
-    """On Kuhn, one repeat, with a core kept busy: both settings print their product and run
-    figures, and the runs' rows agree (the script checks them)."""
+    """On Kuhn, one repeat, the small judge, with a core kept busy: both settings print their
+    product, run and training figures, and the runs' rows and the judges agree (the script
+    checks them)."""
     importlib.import_module("bench_blas_threads").main(["--busy", "--game", "kuhn_poker",
-                                                        "--repeats", "1"])
+                                                        "--repeats", "1", "--judge-size", "4"])
     out = capsys.readouterr().out
     assert "one core kept busy by another process" in out
     assert "us on one" in out and "the same rows" in out and "the same weights" in out
