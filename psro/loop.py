@@ -247,6 +247,7 @@ class PSRO(RunChanges):
         self.limits = check_limits(self.parts, run_limits(
             self.config, iterations, time_budget_s, target_exploitability, env_step_budget))
         self.state.stop_reason = None  # until this call ends: a killed run's records say so
+        self.parts.algorithm.aim(self.limits[2])
         try:
             with one_blas_thread():  # matrix-vector products: see psro.backends.threads
                 self._iterate(*self.limits)

@@ -49,6 +49,10 @@ class Algorithm:
     def restore(self, state: RunState) -> None:
         """Read back what :meth:`record` saved, on a resumed run (nothing)."""
 
+    def aim(self, target_exploitability: float | None) -> None:
+        """The run's target exploitability (None: none), told before each ``run()`` call
+        iterates, for an algorithm whose own stopping point depends on it (ignored)."""
+
 
 def solver_input(solver_name: str, payoffs: list[np.ndarray]) -> list[np.ndarray]:
     """What a meta-solver is given: the payoff table, or zeros of its shape for a solver that

@@ -25,21 +25,23 @@ set; then each iteration:
      (:class:`psro.extensive_form.restricted_cfr.RestrictedCFR`) until the restricted game's
      NashConv is at or below a tolerance that starts at ``CFR_START`` times the largest
      return and halves whenever the full game's NashConv falls below it (the XDO authors'
-     schedule), down to ``CFR_FLOOR``. In two-player zero-sum games it is warm-started: each
-     new restricted game continues from the previous one's regrets (its average restarts).
-     Elsewhere each new restricted game is solved from scratch. A restricted game asked again
-     (no best response added an action, the tolerance is tighter) continues its run,
-     average included, instead of beginning again. A resumed run rebuilds this state by
-     replaying the earlier solves;
+     schedule), down to ``CFR_FLOOR`` times the largest return, or to the NashConv of the
+     run's target exploitability where that is lower (:func:`cfr_floor`). In two-player
+     zero-sum games it is warm-started: each new restricted game continues from the previous
+     one's regrets (its average restarts). Elsewhere each new restricted game is solved from
+     scratch. A restricted game asked again (no best response added an action, the tolerance
+     is tighter) continues its run, average included, instead of beginning again. A resumed
+     run rebuilds this state by replaying the earlier solves;
 
 4. the equilibrium joins each population as a member (so run directories, resume, reports and
    ``load_run(dir).meta_policy()`` treat it as any member) and the meta-strategy puts all its
    weight on it; exploitability measures it exactly.
 
 The run stops (stop reason ``restricted_game_complete``) when no new best response adds an
-action (with a CFR-family solver, only once its tolerance is at its floor: else the next
-iteration solves the same restricted game more tightly): the restricted equilibrium is then
-an equilibrium of the full game. Each row records ``restricted_actions``, the (information
+action (with a CFR-family solver, only once the newest equilibrium's NashConv is at or below
+the floor tolerance: else the next iteration solves the same restricted game more tightly):
+the restricted equilibrium is then an equilibrium of the full game (with a CFR-family solver,
+to that NashConv). Each row records ``restricted_actions``, the (information
 set, action) pairs the restricted game allows.
 
 CFR+ is a no-regret method: in n-player or general-sum games its average profile carries no
@@ -75,20 +77,32 @@ CFR_VARIANTS = {"cfr": "cfr+", "pcfr": "pcfr+", "dcfr": "dcfr"}
 CFR_START = 0.5
 """First CFR-family tolerance on the restricted NashConv, times the largest absolute return."""
 CFR_FLOOR = 1e-4
-"""Smallest CFR-family tolerance, times the largest absolute return."""
+"""Smallest CFR-family tolerance, times the largest absolute return, of a run without a target
+exploitability below it (:func:`cfr_floor`)."""
 
 
-def cfr_tolerance(metrics: list[dict], scale: float) -> float:
+def cfr_floor(scale: float, num_players: int, target: float | None = None) -> float:
+    """The smallest CFR-family tolerance on the restricted NashConv: ``CFR_FLOOR * scale``, or
+    the NashConv of the run's ``target`` exploitability (``num_players * target``) where that
+    is lower, so that a run asked for a tighter equilibrium goes on tightening until it gets
+    there (a restricted game no best response extends has the full game's NashConv)."""
+    floor = CFR_FLOOR * scale
+    return floor if target is None else min(floor, num_players * target)
+
+
+def cfr_tolerance(metrics: list[dict], scale: float, floor: float | None = None) -> float:
     """The CFR-family tolerance for the next restricted game: ``CFR_START * scale``, halved
     whenever the full game's NashConv of an iteration fell below it (as the XDO authors do),
-    never below ``CFR_FLOOR * scale``. A function of the metrics, so a resumed run solves
-    with the same tolerances."""
+    never below ``floor`` (:func:`cfr_floor`; default ``CFR_FLOOR * scale``). A function of
+    the metrics and the floor, so a resumed run with the same target solves with the same
+    tolerances."""
+    floor = CFR_FLOOR * scale if floor is None else floor
     tolerance = CFR_START * scale
     for row in metrics:
         while row.get("nash_conv") is not None and row["nash_conv"] < tolerance \
-                and tolerance > CFR_FLOOR * scale:
+                and tolerance > floor:
             tolerance /= 2
-    return max(tolerance, CFR_FLOOR * scale)
+    return max(tolerance, floor)
 
 
 class XDOAlgorithm(Algorithm):
@@ -101,6 +115,9 @@ class XDOAlgorithm(Algorithm):
                  expansion: str | None = None):
         self.tree = tree
         self.exact_oracle = exact_oracle
+        self.target = target_exploitability
+        """The run's target exploitability (:meth:`aim`), where a CFR-family solver's
+        tolerance stops halving if it is below ``CFR_FLOOR`` (:func:`cfr_floor`)."""
         """Whether best responses are exact: only then does a restricted game that no response
         extends hold a full-game equilibrium (an approximate response may just have missed
         the action that would extend it)."""
@@ -169,7 +186,7 @@ class XDOAlgorithm(Algorithm):
         if self.solver == "lp":
             policies = self._equilibrium(allowed)
         else:
-            tolerance = cfr_tolerance(state.metrics, self.scale)
+            tolerance = cfr_tolerance(state.metrics, self.scale, self.floor)
             solution = self.cfr.solve(allowed, tolerance)
             policies = solution.policies
             extra = {"cfr_tolerance": tolerance, "cfr_iterations": solution.iterations,
@@ -209,6 +226,24 @@ class XDOAlgorithm(Algorithm):
         return {"restricted_actions": int(sum(a.sum()
                                               for a in self.restricted(state.populations)))}
 
+    def _at_floor(self, state: RunState) -> bool:
+        """Whether the newest restricted equilibrium's NashConv in the full game (the newest
+        row's, measured exactly) is at or below the floor tolerance. The next tolerance being
+        the floor is not enough: the newest solve may have been looser, or have ended at its
+        iteration cap above its tolerance, and the best responses that added no action
+        answered the previous equilibrium, not the newest."""
+        nash_conv = state.metrics[-1].get("nash_conv")
+        return nash_conv is not None and nash_conv <= self.floor
+
+    def aim(self, target_exploitability: float | None) -> None:
+        """The target exploitability of the run's next iterations (each ``run()`` call's)."""
+        self.target = target_exploitability
+
+    @property
+    def floor(self) -> float:
+        """The CFR-family solver's smallest tolerance for this run (:func:`cfr_floor`)."""
+        return cfr_floor(self.scale, self.tree.num_players, self.target)
+
     @property
     def scale(self) -> float:
         """The largest absolute return of the game (:func:`return_scale`)."""
@@ -242,17 +277,17 @@ class XDOAlgorithm(Algorithm):
         return {"xdo_solver": self.solver, "xdo_expansion": self.expansion}
 
     def stop(self, state: RunState) -> str | None:
-        """Once the newest best responses add no action (with a CFR-family solver, only at its
-        floor tolerance), or (improving actions, exact responses) once the exploitability is 0
-        (:meth:`ImprovingExpansion.solved`): ``restricted_game_complete`` with exact responses
-        (the restricted equilibrium is the full game's), ``no_new_actions`` with trained ones,
-        which may have missed the action that would extend it: not convergence."""
+        """Once the newest best responses add no action (with a CFR-family solver, only once
+        the newest row's NashConv is at or below the floor tolerance), or (improving actions,
+        exact responses) once the exploitability is 0 (:meth:`ImprovingExpansion.solved`):
+        ``restricted_game_complete`` with exact responses (the restricted equilibrium is the
+        full game's), ``no_new_actions`` with trained ones, which may have missed the action
+        that would extend it: not convergence."""
         if state.iteration < 1:
             return None
         if self.exact_oracle and self.improving and self.improving.solved(state.metrics):
             return "restricted_game_complete"
-        if self.solver in CFR_VARIANTS and \
-                cfr_tolerance(state.metrics, self.scale) > CFR_FLOOR * self.scale:
+        if self.solver in CFR_VARIANTS and not self._at_floor(state):
             return None
         older = [[m for m in pop if m.metadata.get("iteration", 0) < state.iteration]
                  for pop in state.populations]

@@ -416,6 +416,28 @@ def test_xdo_with_warm_cfr_converges_and_resumes_to_identical_numbers(solver, tm
     assert theirs == pytest.approx(resumed[-1]["exploitability"], abs=1e-9)
 
 
+@pytest.mark.parametrize("solver", ["cfr", "pcfr", "dcfr"])
+def test_a_cfr_family_xdo_stops_at_its_floor_or_goes_on_to_a_tighter_target(solver, tmp_path):
+    """Kuhn with a CFR-family restricted solver. Without a target the run stops once its newest
+    equilibrium's NashConv is at the tolerance's floor (1e-4 of the largest return, 2: an
+    exploitability of at most 1e-4), not before and not much after; the same run then asked
+    for 1e-6, below that floor, goes on until it gets there (OpenSpiel's exploitability of
+    its last meta-policy agrees)."""
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    run = psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver=solver, out=tmp_path / "r")
+    rows = run.run(iterations=300)
+    assert run.stop_reason == "restricted_game_complete"
+    assert 1e-6 < rows[-1]["exploitability"] <= 1e-4
+    assert all(r["exploitability"] > 1e-4 for r in rows[:-1])
+    rows = run.run(iterations=300, target_exploitability=1e-6)
+    assert run.stop_reason == "target_exploitability"
+    assert rows[-1]["exploitability"] <= 1e-6 < rows[-2]["exploitability"]
+    loaded = psro.load_run(tmp_path / "r")
+    theirs = os_exploitability.exploitability(loaded.tree.game, loaded.meta_policy())
+    assert theirs == pytest.approx(rows[-1]["exploitability"], abs=1e-12)
+
+
 def test_restricted_cfr_asked_again_on_the_same_game_continues_its_run():
     """A second call on the same restricted game continues the first: from scratch, its
     average is bit for bit that of one run of all the iterations (OpenSpiel's C++ CFR+ on
