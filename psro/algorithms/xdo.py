@@ -115,12 +115,12 @@ class XDOAlgorithm(Algorithm):
                  expansion: str | None = None):
         self.tree = tree
         self.exact_oracle = exact_oracle
-        self.target = target_exploitability
-        """The run's target exploitability (:meth:`aim`), where a CFR-family solver's
-        tolerance stops halving if it is below ``CFR_FLOOR`` (:func:`cfr_floor`)."""
         """Whether best responses are exact: only then does a restricted game that no response
         extends hold a full-game equilibrium (an approximate response may just have missed
         the action that would extend it)."""
+        self.target = target_exploitability
+        """The run's target exploitability (:meth:`aim`), where a CFR-family solver's
+        tolerance stops halving if it is below ``CFR_FLOOR`` (:func:`cfr_floor`)."""
         two_player_zero_sum = tree.num_players == 2 and zero_sum
         wanted = expansion or ("improving" if exact_oracle else "responses")
         named_improving = expansion == "improving" and two_player_zero_sum
