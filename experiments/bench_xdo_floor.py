@@ -81,7 +81,7 @@ import pyspiel  # noqa: E402
 from scipy.optimize import linprog  # noqa: E402
 
 import psro  # noqa: E402
-from psro.algorithms.xdo import EQUILIBRIUM  # noqa: E402
+from psro.algorithms.xdo import EQUILIBRIUM, with_lowest_legal  # noqa: E402
 from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
 from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
 from psro.extensive_form.reached import live  # noqa: E402
@@ -264,11 +264,9 @@ def dcfr_start(tree: SequenceFormGame, iterations: int) -> list[np.ndarray]:
 
 def with_lowest(allowed: list[np.ndarray], tree: SequenceFormGame) -> list[np.ndarray]:
     """``allowed`` with each player's lowest legal action at every information set where it
-    allows none (in place)."""
-    for p in range(2):
-        for i in np.flatnonzero(~allowed[p].any(axis=1)):
-            allowed[p][i, tree.players[p].legal[i][0]] = True
-    return allowed
+    allows none (in place; ``xdo``'s own rule)."""
+    return [with_lowest_legal(a, info.legal) for a, info in zip(allowed, tree.players,
+                                                                  strict=True)]
 
 
 def improving_double_oracle(tree: SequenceFormGame, max_lps: int = 80,

@@ -105,6 +105,14 @@ def cfr_tolerance(metrics: list[dict], scale: float, floor: float | None = None)
     return max(tolerance, floor)
 
 
+def with_lowest_legal(allowed: np.ndarray, legal: list) -> np.ndarray:
+    """``allowed`` (boolean (num_infosets, num_actions), changed in place) with the lowest
+    ``legal`` action at each information set where it allows none: a restricted game acts."""
+    for i in np.flatnonzero(~allowed.any(axis=1)):
+        allowed[i, legal[i][0]] = True
+    return allowed
+
+
 class XDOAlgorithm(Algorithm):
     """Extensive-form double oracle (see the module docstring)."""
 
@@ -164,9 +172,7 @@ class XDOAlgorithm(Algorithm):
         for member in members:
             if member.metadata.get("oracle") not in NOT_RESPONSES:
                 allowed |= member.probs > 0
-        for i in np.flatnonzero(~allowed.any(axis=1)):
-            allowed[i, info.legal[i][0]] = True
-        return allowed
+        return with_lowest_legal(allowed, info.legal)
 
     def restricted(self, populations: list[list]) -> list[np.ndarray]:
         """Each player's boolean (num_infosets, num_actions) restricted game for the newest best
