@@ -438,6 +438,19 @@ def test_a_cfr_family_xdo_stops_at_its_floor_or_goes_on_to_a_tighter_target(solv
     assert theirs == pytest.approx(rows[-1]["exploitability"], abs=1e-12)
 
 
+def test_a_cfr_family_xdo_resumed_with_a_tighter_target_gives_the_numbers_of_one_run(tmp_path):
+    """A PCFR+ run that stopped at its floor, resumed from its directory with a target below
+    it, ends with the rows of one run to that target (the tolerances follow the metrics and
+    the target, the solver's state is replayed)."""
+    whole = psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver="pcfr").run(
+        target_exploitability=1e-7)
+    psro.PSRO("kuhn_poker", algorithm="xdo", xdo_solver="pcfr", out=tmp_path / "r").run()
+    resumed = psro.PSRO.resume(tmp_path / "r")
+    rows = resumed.run(target_exploitability=1e-7)
+    assert resumed.stop_reason == "target_exploitability" and len(rows) > 10
+    assert numbers(rows) == numbers(whole)
+
+
 def test_restricted_cfr_asked_again_on_the_same_game_continues_its_run():
     """A second call on the same restricted game continues the first: from scratch, its
     average is bit for bit that of one run of all the iterations (OpenSpiel's C++ CFR+ on
