@@ -709,36 +709,43 @@ def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
     the largest return (not on Kuhn, nor on goofspiel 5 growing by responses by name); CFR+ on
     a game whose LPs are slow (Leduc with 13 ranks) unless growing by improving actions by
     name; CFR+ with more players. The run's config names the solver and the expansion that ran."""
-    def chosen(game, **settings):
-        config = psro.PSRO(game, algorithm="xdo", **settings).config
-        return config.xdo_solver, config.xdo_expansion
-
-    assert chosen("kuhn_poker", target_exploitability=1e-3) == ("lp", "responses")
-    assert chosen("leduc_poker") == ("lp", "responses")
-    assert chosen("leduc_poker", target_exploitability=0.02) == ("cfr", "responses")
-    assert chosen("leduc_poker", target_exploitability=1e-3) == ("cfr", "responses")
-    assert chosen("leduc_poker", target_exploitability=5e-4) == ("lp", "responses")  # < 13 * 7e-5
-    assert chosen("goofspiel(num_cards=5,imp_info=True,points_order=descending)",
-                  target_exploitability=1e-3, xdo_expansion="responses") == ("lp", "responses")
-    assert chosen("goofspiel(num_cards=5,imp_info=True,points_order=descending)") == \
-        ("lp", "improving")
-    assert chosen("liars_dice", target_exploitability=1e-3) == ("lp", "improving")
-    assert chosen("liars_dice", target_exploitability=1e-3, xdo_expansion="responses") == \
-        ("cfr", "responses")
-    assert chosen("liars_dice", target_exploitability=1e-4, xdo_expansion="responses") == \
-        ("cfr", "responses")
-    assert chosen("liars_dice", target_exploitability=5e-5, xdo_expansion="responses") == \
-        ("lp", "responses")
-    assert chosen("liars_dice", oracle="ppo", target_exploitability=1e-3) == ("cfr", "responses")
-    assert chosen("liars_dice", oracle="ppo", xdo_solver="lp") == ("lp", "responses")
-    assert chosen("liars_dice", oracle="ppo", xdo_expansion="improving",
-                  target_exploitability=1e-3) == ("lp", "improving")
-    assert chosen("kuhn_poker(players=3)") == ("cfr", "responses")
     import pyspiel
 
     from psro.algorithms.xdo import XDOAlgorithm
     from psro.extensive_form.sequence_form import SequenceFormGame
 
+    def chosen(game, **settings):  # a run: its config records what ran
+        config = psro.PSRO(game, algorithm="xdo", **settings).config
+        return config.xdo_solver, config.xdo_expansion
+
+    trees = {}
+
+    def rule(game, **settings):  # the same choice, each game walked once for the test
+        trees.setdefault(game, SequenceFormGame(pyspiel.load_game(game)))
+        xdo = XDOAlgorithm(trees[game], **settings)
+        return xdo.solver, xdo.expansion
+
+    goofspiel_5 = "goofspiel(num_cards=5,imp_info=True,points_order=descending)"
+    assert chosen("leduc_poker", target_exploitability=1e-3) == ("cfr", "responses")
+    assert chosen("liars_dice", target_exploitability=1e-3) == ("lp", "improving")
+    assert chosen("liars_dice", oracle="ppo", target_exploitability=1e-3) == ("cfr", "responses")
+    assert chosen("kuhn_poker(players=3)") == ("cfr", "responses")
+    assert rule("kuhn_poker", target_exploitability=1e-3) == ("lp", "responses")
+    assert rule("leduc_poker") == ("lp", "responses")
+    assert rule("leduc_poker", target_exploitability=0.02) == ("cfr", "responses")
+    assert rule("leduc_poker", target_exploitability=5e-4) == ("lp", "responses")  # < 13 * 7e-5
+    assert rule(goofspiel_5, target_exploitability=1e-3, expansion="responses") == \
+        ("lp", "responses")
+    assert rule(goofspiel_5) == ("lp", "improving")
+    assert rule("liars_dice", target_exploitability=1e-3, expansion="responses") == \
+        ("cfr", "responses")
+    assert rule("liars_dice", target_exploitability=1e-4, expansion="responses") == \
+        ("cfr", "responses")
+    assert rule("liars_dice", target_exploitability=5e-5, expansion="responses") == \
+        ("lp", "responses")
+    assert rule("liars_dice", exact_oracle=False, solver="lp") == ("lp", "responses")
+    assert rule("liars_dice", exact_oracle=False, expansion="improving",
+                target_exploitability=1e-3) == ("lp", "improving")
     leduc_13 = SequenceFormGame(pyspiel.load_game(
         "universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
         "firstPlayer=1 1,maxRaises=2 2,numSuits=2,numRanks=13,numHoleCards=1,"
