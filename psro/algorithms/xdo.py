@@ -90,13 +90,11 @@ def cfr_floor(scale: float, num_players: int, target: float | None = None) -> fl
     return floor if target is None else min(floor, num_players * target)
 
 
-def cfr_tolerance(metrics: list[dict], scale: float, floor: float | None = None) -> float:
+def cfr_tolerance(metrics: list[dict], scale: float, floor: float) -> float:
     """The CFR-family tolerance for the next restricted game: ``CFR_START * scale``, halved
     whenever the full game's NashConv of an iteration fell below it (as the XDO authors do),
-    never below ``floor`` (:func:`cfr_floor`; default ``CFR_FLOOR * scale``). A function of
-    the metrics and the floor, so a resumed run with the same target solves with the same
-    tolerances."""
-    floor = CFR_FLOOR * scale if floor is None else floor
+    never below ``floor`` (:func:`cfr_floor`). A function of the metrics and the floor, so a
+    resumed run with the same target solves with the same tolerances."""
     tolerance = CFR_START * scale
     for row in metrics:
         while row.get("nash_conv") is not None and row["nash_conv"] < tolerance \
