@@ -14,7 +14,9 @@ restricted LP decides). Each method gets
 method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
 (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
 restricted solves and its own exact exploitability every iteration included). The walk of the
-tree (shared by the toolkit's solvers and ``xdo``) is printed apart.
+tree (shared by the toolkit's solvers and ``xdo``) is printed apart, and so is the loading of
+the compiled CFR kernels (:func:`psro.extensive_form.compiled_cfr.load_kernels`), done once
+before any method is timed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import psro  # noqa: E402
 from psro.bench.references import cfr_plus_curve  # noqa: E402
 from psro.config import XDO_EXPANSIONS, XDO_SOLVERS  # noqa: E402
+from psro.extensive_form.compiled_cfr import load_kernels  # noqa: E402
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -71,6 +74,7 @@ def main() -> None:
                         default=[_name(*m, "-") for m in XDO_METHODS])
     args = parser.parse_args()
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
+    print(f"compiled CFR kernels loaded in {load_kernels():.2f} s", flush=True)
     for game in args.games:
         start = time.perf_counter()
         tree = psro.game_tree(game)

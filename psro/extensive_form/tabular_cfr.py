@@ -44,7 +44,8 @@ class TabularCFR(RestrictedCFR):
 
     def current(self) -> list[np.ndarray]:
         """Each player's current iterate (copies)."""
-        return [policy_array(self.tree, p, probs) for p, probs in enumerate(self._probs)]
+        return [policy_array(self.tree, p, probs)
+                for p, probs in enumerate(self.current_by_sequence())]
 
 
 __all__ = ["VARIANTS", "CFRVariant", "TabularCFR"]

@@ -401,12 +401,12 @@ def test_xdo_with_warm_cfr_converges_and_resumes_to_identical_numbers(solver, tm
     iteration 4 gives the uninterrupted run's numbers."""
     from open_spiel.python.algorithms import exploitability as os_exploitability
 
-    full = psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver=solver).run(iterations=16)
+    full = psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver=solver).run(iterations=18)
     assert full[-1]["exploitability"] < 1e-3
     assert full[-1]["restricted_actions"] > full[1]["restricted_actions"]
     psro.PSRO("leduc_poker", algorithm="xdo", xdo_solver=solver,
               out=tmp_path / "r").run(iterations=4)
-    resumed = psro.PSRO.resume(tmp_path / "r").run(iterations=16)
+    resumed = psro.PSRO.resume(tmp_path / "r").run(iterations=18)
     assert numbers(resumed) == numbers(full)
     run = psro.load_run(tmp_path / "r")
     assert run.config.xdo_solver == solver

@@ -1,0 +1,110 @@
+"""One restricted game's CFR-family run, compiled: :class:`CompiledRun` holds the run's state on
+the restricted game's compact part (:func:`~psro.extensive_form.compact.compact_game`) and
+iterates it with :mod:`psro.extensive_form.cfr_kernel`.
+:class:`~psro.extensive_form.restricted_cfr.RestrictedCFR` runs two-player games through it
+(and so :class:`~psro.extensive_form.tabular_cfr.TabularCFR` does, on the whole game); its
+module docstring gives the speed-up, measured by ``experiments/bench_cfr_engines.py``.
+
+The kernels compile on their first call in a fresh checkout (about 10 s, kept in numba's cache
+beside the module) and load from the cache on the first call of each later process (about
+0.3 s); :func:`load_kernels` does that up front, so that a benchmark times neither.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from psro.extensive_form.cfr_kernel import matched, nash_conv, plan_of, run_iterations
+from psro.extensive_form.cfr_variants import CFRVariant, variant_named
+from psro.extensive_form.compact import CompactGame, compact_game
+from psro.extensive_form.sequence_form import SequenceFormGame
+
+
+class CompiledRun:
+    """A CFR-family run on the restricted game ``allowed`` of a two-player ``tree``, started
+    from ``regrets`` (each player's, by the tree's sequences; those of the compact part are
+    copied) with a new average and ``t = 0``; the first iterate is regret matching on them."""
+
+    def __init__(self, tree: SequenceFormGame, allowed: list[np.ndarray],
+                 regrets: list[np.ndarray], variant: CFRVariant):
+        self.tree = tree
+        self.game: CompactGame = compact_game(tree, allowed)
+        self.variant = variant
+        self.t = 0
+        self.regrets = [r[player.sequences].copy()
+                        for r, player in zip(regrets, self.game.players, strict=True)]
+        self.probs = [matched(r, player.start, player.end)
+                      for r, player in zip(self.regrets, self.game.players, strict=True)]
+        self.plans = [plan_of(q, player.start, player.end, player.parent)
+                      for q, player in zip(self.probs, self.game.players, strict=True)]
+        self.sums = [np.zeros(len(r)) for r in self.regrets]
+
+    def _arrays(self) -> tuple:
+        game, (a, b) = self.game, self.game.players
+        return (game.leaf_seqs[0], game.leaf_seqs[1], game.leaf_weights[0],
+                game.leaf_weights[1], a.start, a.end, a.parent, b.start, b.end, b.parent)
+
+    def run(self, iterations: int) -> None:
+        """``iterations`` more iterations (alternating updates, player 0 first)."""
+        v = self.variant
+        self.t = int(run_iterations(
+            iterations, self.t, *self._arrays(), *self.regrets, *self.probs, *self.plans,
+            *self.sums, v.plus, -1.0 if v.alpha is None else float(v.alpha),
+            0.0 if v.beta is None else float(v.beta), float(v.gamma), v.predictive))
+
+    def average_plans(self) -> list[np.ndarray]:
+        """Each player's average realization plan on the compact part (entry 0 is 1; before
+        the first iteration, the current plan)."""
+        return [s / s[0] if s[0] > 0 else plan.copy()
+                for s, plan in zip(self.sums, self.plans, strict=True)]
+
+    def average_probs(self) -> list[np.ndarray]:
+        """Each player's average policy by compact sequence: its average plan over its parent's
+        (uniform over the information set's actions where the parent's is 0)."""
+        out = []
+        for plan, player in zip(self.average_plans(), self.game.players, strict=True):
+            widths = player.end - player.start
+            parent = np.repeat(plan[player.parent], widths)
+            uniform = np.repeat(1.0 / np.maximum(widths, 1), widths)
+            probs = np.ones(len(plan))
+            probs[1:] = np.where(parent > 0, plan[1:] / np.where(parent > 0, parent, 1.0),
+                                 uniform)
+            out.append(probs)
+        return out
+
+    def nash_conv(self) -> float:
+        """The restricted game's NashConv of the average profile."""
+        return float(nash_conv(*self._arrays(), *self.average_plans()))
+
+    def on_tree(self, player: int, values: np.ndarray) -> np.ndarray:
+        """``player``'s values by compact sequence as an array by the tree's sequences (0 off
+        the compact part)."""
+        out = np.zeros(self.tree.players[player].num_sequences)
+        out[self.game.players[player].sequences] = values
+        return out
+
+    def save_regrets(self, regrets: list[np.ndarray]) -> None:
+        """Write the run's regrets into ``regrets`` (each player's, by the tree's sequences)."""
+        for r, own, player in zip(regrets, self.regrets, self.game.players, strict=True):
+            r[player.sequences] = own
+
+
+def load_kernels() -> float:
+    """Compile or load the kernels (a few iterations on Kuhn poker); returns the seconds it
+    took."""
+    import pyspiel
+
+    start = time.perf_counter()
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    for variant in ("cfr+", "pcfr+"):
+        run = CompiledRun(tree, legal, [np.zeros(i.num_sequences) for i in tree.players],
+                          variant_named(variant))
+        run.run(2)
+        run.nash_conv()
+    return time.perf_counter() - start
+
+
+__all__ = ["CompiledRun", "load_kernels"]
