@@ -55,7 +55,7 @@ import numpy as np
 
 from psro import oracles
 from psro.algorithms.base import Algorithm, AlgorithmEntry
-from psro.algorithms.xdo_defaults import default_expansion, default_solver, large, return_scale
+from psro.algorithms.xdo_defaults import default_expansion, default_solver, return_scale
 from psro.algorithms.xdo_improving import ImprovingExpansion
 from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
@@ -131,7 +131,7 @@ class XDOAlgorithm(Algorithm):
         wanted = expansion or ("improving" if exact_oracle else "responses")
         named_improving = expansion == "improving" and two_player_zero_sum
         self.solver = solver or ("lp" if named_improving else default_solver(
-            tree, zero_sum, target_exploitability, improving=wanted == "improving" and large(tree)))
+            tree, zero_sum, target_exploitability, improving=wanted == "improving"))
         """The restricted game's solver: ``"lp"`` (exact) or a CFR-family one
         (:data:`CFR_VARIANTS`); without one named, :func:`default_solver`'s (the LP where the
         improving expansion is named: it needs the LP)."""
