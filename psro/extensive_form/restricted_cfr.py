@@ -16,12 +16,11 @@ place of the maximum; regrets, iterates and plans are arrays with one entry per 
 Two engines compute these iterations. Two-player games run compiled
 (:mod:`psro.extensive_form.compiled_cfr`) on the part of the tree both restricted players reach
 (:func:`~psro.extensive_form.compact.compact_game`): on the whole game 3-10 times faster an
-iteration than the numpy passes (CFR+: 3.2-6.2), summed over an ``xdo`` run's restricted
-games 4-9 times (``experiments/bench_cfr_engines.py``). Games of more players run the numpy
-passes, over the leaves the other players reach. From the same regrets both give the same
-iterates and averages to rounding; warm-started, the numpy passes also carry regrets at a player's information sets
-below its own disallowed actions (whose leaves the others reach), which a later, larger
-restricted game starts from, where the compiled run leaves regrets off its part as they were.
+iteration than the numpy passes (CFR+: 3.2-6.2), summed over an ``xdo`` run's restricted games
+4-9 times (``experiments/bench_cfr_engines.py``). Games of more players run the numpy passes,
+over the leaves the other players reach. Both give the same iterates to rounding; warm-started,
+the numpy passes also update regrets below a player's disallowed actions, where a later, larger
+restricted game starts from them; the compiled run leaves those as they were.
 
 What it converges to: in two-player zero-sum games the average profile converges to a Nash
 equilibrium of the restricted game (NashConv ``O(1/sqrt(T))`` at worst); in n-player or
