@@ -20,6 +20,7 @@ import numpy as np
 
 from psro.extensive_form.reached import live, passed
 from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_passes import infoset_sequences, sequence_ranges
 
 
 class CompactPlayer(NamedTuple):
@@ -77,12 +78,9 @@ def _compact_player(tree: SequenceFormGame, p: int, leaves: np.ndarray
     _, groups = tree._response_order(p)
     order = np.concatenate([g[infosets_reached[g]] for g in groups]) if groups else \
         np.zeros(0, dtype=np.int64)
-    infoset = info.seq_infoset.astype(np.int64)
-    first = np.searchsorted(infoset[1:], np.arange(info.num_infosets)) + 1
-    widths = np.bincount(infoset[1:], minlength=info.num_infosets)
-    starts, counts = first[order], widths[order]
-    total = int(counts.sum())
-    candidates = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    first, widths = infoset_sequences(tree, p)
+    counts = widths[order]
+    candidates = sequence_ranges(first[order], counts)
     keep = reached[candidates]
     sequences = np.concatenate([[0], candidates[keep]]).astype(np.int64)
     owner = np.repeat(np.arange(len(order)), counts)[keep]

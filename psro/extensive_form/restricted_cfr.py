@@ -188,7 +188,9 @@ class RestrictedCFR:
         out = []
         for p, (average, player) in enumerate(zip(self._run.average_probs(),
                                                   self._run.game.players, strict=True)):
-            probs = _matched_by_sequence(self.tree, p, self.regrets[p], allowed[p])
+            by_sequence = passes.allowed_by_sequence(self.tree, p, allowed[p])
+            probs = passes.matched(self.regrets[p], *by_sequence,
+                                   self.tree.players[p].num_infosets)
             probs[player.sequences] = average
             out.append(self.tree.realization_plan(p, passes.policy_array(self.tree, p, probs)))
         return out
@@ -262,8 +264,8 @@ class RestrictedCFR:
             return
         if self._run is not None:
             self._run.save_regrets(self.regrets)
-        self.regrets = [np.where(_last_allowed(self.tree, p, a), r, 0.0) if self.warm
-                        else np.zeros_like(r)
+        self.regrets = [np.where(passes.allowed_by_sequence(self.tree, p, a)[1], r, 0.0)
+                        if self.warm else np.zeros_like(r)
                         for p, (r, a) in enumerate(zip(self.regrets, allowed, strict=True))]
         self.t = 0
         self._game = [np.array(a, copy=True) for a in allowed]
@@ -278,31 +280,6 @@ class RestrictedCFR:
         self._probs = [passes.regret_matching(prepared, r)
                        for prepared, r in zip(self._prepared, self.regrets, strict=True)]
         self._plans = None
-
-
-def _last_allowed(tree: SequenceFormGame, player: int, allowed: np.ndarray) -> np.ndarray:
-    """A boolean per sequence of ``player``: whether its last action is ``allowed`` (False at
-    the empty sequence)."""
-    info = tree.players[player]
-    out = np.zeros(info.num_sequences, dtype=bool)
-    out[1:] = allowed[info.seq_infoset[1:], info.seq_action[1:]]
-    return out
-
-
-def _matched_by_sequence(tree: SequenceFormGame, player: int, regrets: np.ndarray,
-                         allowed: np.ndarray) -> np.ndarray:
-    """Regret matching+ on ``regrets`` by sequence over the ``allowed`` actions (uniform over
-    them where none is positive)."""
-    info = tree.players[player]
-    ok = _last_allowed(tree, player, allowed)
-    positive = np.where(ok, np.maximum(regrets, 0.0), 0.0)
-    infoset = info.seq_infoset[1:]
-    total = np.bincount(infoset, weights=positive[1:], minlength=info.num_infosets)[infoset]
-    count = np.bincount(infoset, weights=ok[1:], minlength=info.num_infosets)[infoset]
-    out = np.ones(info.num_sequences)
-    out[1:] = np.where(total > 0, positive[1:] / np.where(total > 0, total, 1.0),
-                       ok[1:] / np.maximum(count, 1))
-    return out
 
 
 def solve_restricted(tree: SequenceFormGame, allowed: list[np.ndarray], tolerance: float,

@@ -76,11 +76,7 @@ def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
     (:func:`~psro.extensive_form.reached.sequences_of`), where the caller has them."""
     info = tree.players[player]
     _, groups = tree._response_order(player)
-    infoset = info.seq_infoset.astype(np.int64)
-    ok = np.zeros(info.num_sequences, dtype=bool)
-    ok[1:] = allowed[infoset[1:], info.seq_action[1:]]
-    counts = np.bincount(infoset[1:], weights=ok[1:], minlength=info.num_infosets)
-    uniform = np.where(ok, 1.0 / np.maximum(counts[np.maximum(infoset, 0)], 1), 0.0)
+    infoset, ok, uniform = allowed_by_sequence(tree, player, allowed)
     returns = tree.leaf_chance * tree.leaf_returns[player]
     leaf_seqs = list(tree.leaf_seqs)
     own = sequences_of(tree, player, allowed) if own is None else own
@@ -89,11 +85,10 @@ def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
         returns, leaf_seqs = returns[kept], [seqs[kept] for seqs in leaf_seqs]
         reached = passed(tree, player, leaves)[1]
         groups = [g[reached[g]] for g in groups]
-    first = np.searchsorted(infoset[1:], np.arange(info.num_infosets)) + 1
-    widths = np.bincount(infoset[1:], minlength=info.num_infosets)
+    first, widths = infoset_sequences(tree, player)
     levels = []
     for infosets in groups:
-        seqs = _ranges(first[infosets], widths[infosets])
+        seqs = sequence_ranges(first[infosets], widths[infosets])
         slot = np.repeat(np.arange(len(infosets)), widths[infosets])
         keep = ok[seqs]
         levels.append(Level(infosets, info.parent_seq[infosets], seqs[keep], slot[keep]))
@@ -105,7 +100,31 @@ def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
                           visited, info.num_infosets)
 
 
-def _ranges(starts: np.ndarray, widths: np.ndarray) -> np.ndarray:
+def allowed_by_sequence(tree: SequenceFormGame, player: int, allowed: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``player``'s information set of each sequence (-1 at the empty one), whether each
+    sequence's last action is ``allowed`` ((num_infosets, num_actions) booleans; False at the
+    empty one), and the uniform policy over each information set's allowed actions, by
+    sequence."""
+    info = tree.players[player]
+    infoset = info.seq_infoset.astype(np.int64)
+    ok = np.zeros(info.num_sequences, dtype=bool)
+    ok[1:] = allowed[infoset[1:], info.seq_action[1:]]
+    counts = np.bincount(infoset[1:], weights=ok[1:], minlength=info.num_infosets)
+    uniform = np.where(ok, 1.0 / np.maximum(counts[np.maximum(infoset, 0)], 1), 0.0)
+    return infoset, ok, uniform
+
+
+def infoset_sequences(tree: SequenceFormGame, player: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``player``'s information sets' first sequence and number of sequences (the
+    walk numbers an information set's sequences one after another)."""
+    info = tree.players[player]
+    infoset = info.seq_infoset[1:].astype(np.int64)
+    return (np.searchsorted(infoset, np.arange(info.num_infosets)) + 1,
+            np.bincount(infoset, minlength=info.num_infosets))
+
+
+def sequence_ranges(starts: np.ndarray, widths: np.ndarray) -> np.ndarray:
     """The integers ``starts[k] .. starts[k] + widths[k] - 1`` for each k, concatenated."""
     total = int(widths.sum())
     offsets = np.repeat(starts - np.cumsum(widths) + widths, widths)
@@ -193,11 +212,18 @@ def instantaneous_regrets(prepared: SequencePlayer, value: np.ndarray,
 def regret_matching(prepared: SequencePlayer, regrets: np.ndarray) -> np.ndarray:
     """Regret matching+ by sequence: the allowed positive regrets normalised at each
     information set; uniform over its allowed actions where none is positive."""
-    positive = np.where(prepared.allowed, np.maximum(regrets, 0.0), 0.0)
-    infoset = np.maximum(prepared.infoset, 0)
-    total = np.bincount(infoset[1:], weights=positive[1:],
-                        minlength=prepared.infoset_count)[infoset]
-    out = np.where(total > 0, positive / np.where(total > 0, total, 1.0), prepared.uniform)
+    return matched(regrets, prepared.infoset, prepared.allowed, prepared.uniform,
+                   prepared.infoset_count)
+
+
+def matched(regrets: np.ndarray, infoset: np.ndarray, allowed: np.ndarray,
+            uniform: np.ndarray, num_infosets: int) -> np.ndarray:
+    """:func:`regret_matching` from :func:`allowed_by_sequence`'s arrays (on the whole tree
+    where no :class:`SequencePlayer` is prepared)."""
+    positive = np.where(allowed, np.maximum(regrets, 0.0), 0.0)
+    infoset = np.maximum(infoset, 0)
+    total = np.bincount(infoset[1:], weights=positive[1:], minlength=num_infosets)[infoset]
+    out = np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
     out[0] = 1.0
     return out
 
@@ -258,6 +284,7 @@ def behaviour(tree: SequenceFormGame, player: int, plan: np.ndarray,
     return np.where(ok, mass / np.where(total > 0, total, 1.0), uniform)
 
 
-__all__ = ["Level", "SequencePlayer", "behaviour", "best_response", "by_sequence",
-           "instantaneous_regrets", "leaf_values", "plan", "policy_array",
-           "predicted_policy", "regret_matching", "sequence_player", "values"]
+__all__ = ["Level", "SequencePlayer", "allowed_by_sequence", "behaviour", "best_response",
+           "by_sequence", "infoset_sequences", "instantaneous_regrets", "leaf_values",
+           "matched", "plan", "policy_array", "predicted_policy", "regret_matching",
+           "sequence_player", "sequence_ranges", "values"]
