@@ -102,10 +102,11 @@ def sequence_player(tree: SequenceFormGame, player: int, allowed: np.ndarray,
 
 def allowed_by_sequence(tree: SequenceFormGame, player: int, allowed: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``player``'s information set of each sequence (-1 at the empty one), whether each
-    sequence's last action is ``allowed`` ((num_infosets, num_actions) booleans; False at the
-    empty one), and the uniform policy over each information set's allowed actions, by
-    sequence."""
+    """Three arrays by sequence of a player, for a restricted game.
+
+    They are: the sequence's information set (-1 at the empty one); whether its last action is
+    ``allowed`` ((num_infosets, num_actions) booleans; False at the empty one); and the
+    uniform policy over each information set's allowed actions."""
     info = tree.players[player]
     infoset = info.seq_infoset.astype(np.int64)
     ok = np.zeros(info.num_sequences, dtype=bool)
@@ -116,8 +117,9 @@ def allowed_by_sequence(tree: SequenceFormGame, player: int, allowed: np.ndarray
 
 
 def infoset_sequences(tree: SequenceFormGame, player: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each of ``player``'s information sets' first sequence and number of sequences (the
-    walk numbers an information set's sequences one after another)."""
+    """Each information set's first sequence and its number of sequences, for a player.
+
+    The walk numbers an information set's sequences one after another."""
     info = tree.players[player]
     infoset = info.seq_infoset[1:].astype(np.int64)
     return (np.searchsorted(infoset, np.arange(info.num_infosets)) + 1,
@@ -125,7 +127,9 @@ def infoset_sequences(tree: SequenceFormGame, player: int) -> tuple[np.ndarray, 
 
 
 def sequence_ranges(starts: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """The integers ``starts[k] .. starts[k] + widths[k] - 1`` for each k, concatenated."""
+    """The runs of consecutive integers that start at ``starts`` and have ``widths``.
+
+    For each k, ``starts[k]`` up to ``starts[k] + widths[k] - 1``, the runs concatenated."""
     total = int(widths.sum())
     offsets = np.repeat(starts - np.cumsum(widths) + widths, widths)
     return offsets + np.arange(total)
@@ -218,8 +222,10 @@ def regret_matching(prepared: SequencePlayer, regrets: np.ndarray) -> np.ndarray
 
 def matched(regrets: np.ndarray, infoset: np.ndarray, allowed: np.ndarray,
             uniform: np.ndarray, num_infosets: int) -> np.ndarray:
-    """:func:`regret_matching` from :func:`allowed_by_sequence`'s arrays (on the whole tree
-    where no :class:`SequencePlayer` is prepared)."""
+    """Regret matching+ by sequence from the arrays of :func:`allowed_by_sequence`.
+
+    It is :func:`regret_matching` on the whole tree, where no :class:`SequencePlayer` is
+    prepared."""
     positive = np.where(allowed, np.maximum(regrets, 0.0), 0.0)
     infoset = np.maximum(infoset, 0)
     total = np.bincount(infoset[1:], weights=positive[1:], minlength=num_infosets)[infoset]
