@@ -1,5 +1,6 @@
 """Benchmark: the tabular solvers of a walked game side by side in one process: the toolkit's
-vectorised PCFR+, DCFR, linear CFR and CFR+ and the sequence-form LP (``psro solve-tree``),
+vectorised PCFR+, DCFR, linear CFR and CFR+, the sequence-form LP and XDO's double oracle on
+restricted LPs (``psro solve-tree``),
 OpenSpiel's C++ CFR+ (the walkable suite's reference line), and the toolkit's fastest PSRO-family
 method (``xdo``, with each of its restricted-game solvers: the LP, CFR+, PCFR+ and DCFR, and the
 LP with either ``xdo_expansion``): time and iterations to each exploitability threshold.
@@ -32,7 +33,11 @@ import psro  # noqa: E402
 from psro.bench.references import cfr_plus_curve  # noqa: E402
 from psro.config import XDO_EXPANSIONS, XDO_SOLVERS  # noqa: E402
 from psro.extensive_form.compiled_cfr import load_kernels  # noqa: E402
-from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree  # noqa: E402
+from psro.extensive_form.tree_solvers import (  # noqa: E402
+    DOUBLE_ORACLES,
+    TREE_SOLVERS,
+    solve_tree,
+)
 
 GAMES = ("leduc_poker", "liars_dice",
          "goofspiel(num_cards=5,imp_info=True,points_order=descending)")
@@ -74,7 +79,7 @@ def main() -> None:
                         default=[_name(*m, "-") for m in XDO_METHODS])
     args = parser.parse_args()
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
-    print(f"compiled CFR kernels loaded in {load_kernels():.2f} s", flush=True)
+    print(f"compiled kernels loaded in {load_kernels():.2f} s", flush=True)
     for game in args.games:
         start = time.perf_counter()
         tree = psro.game_tree(game)
@@ -86,7 +91,8 @@ def main() -> None:
         print("| --- |" + " --- |" * len(thresholds))
         for solver in () if args.xdo_only else args.solvers:
             solved = solve_tree(tree, solver, thresholds, args.budget)
-            _row(solver, {t: (c["seconds"], c["iterations"])
+            label = f"{solver} (PSRO family)" if solver in DOUBLE_ORACLES else solver
+            _row(label, {t: (c["seconds"], c["iterations"])
                           for t, c in solved.crossings.items()}, thresholds)
         if not (args.skip_openspiel or args.xdo_only):
             curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)

@@ -1,6 +1,6 @@
 """``psro solve-tree GAME``: a walkable game's equilibrium by the tabular solvers (predictive,
-discounted and linear CFR, CFR+, the sequence-form LP), side by side, with the time and
-iterations each takes to every exploitability threshold
+discounted and linear CFR, CFR+, the sequence-form LP) and XDO's double oracle, side by side,
+with the time and iterations each takes to every exploitability threshold
 (:mod:`psro.extensive_form.tree_solvers`)."""
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from psro.cli.common import CliError
 def add_parser(sub) -> None:
     """The ``solve-tree`` subcommand's arguments."""
     parser = sub.add_parser("solve-tree", help="a walkable game's equilibrium by PCFR+, DCFR, "
-                                               "linear CFR, CFR+ or the sequence-form LP")
+                                               "linear CFR, CFR+, the sequence-form LP or XDO's "
+                                               "double oracle")
     parser.add_argument("game", help="OpenSpiel game string or catalogue name")
     parser.add_argument("--solver", action="append", metavar="NAME",
-                        help="pcfr+, dcfr, lcfr, cfr+, lp (the LP by HiGHS's simplex) or lp_ipm "
-                             "(by its interior-point method); repeat for several, side by side "
-                             "(default: every one the game allows)")
+                        help="pcfr+, dcfr, lcfr, cfr+, lp (the LP by HiGHS's simplex), lp_ipm "
+                             "(by its interior-point method) or xdo (XDO's double oracle on "
+                             "restricted LPs); repeat for several, side by side (default: "
+                             "every one the game allows)")
     parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6",
                         help="exploitability thresholds whose crossings are timed "
                              "(comma-separated; default 1e-3,1e-4,1e-6)")
@@ -47,7 +49,12 @@ def run(args) -> int:
     import time
 
     import psro
-    from psro.extensive_form.tree_solvers import LP_SOLVERS, TREE_SOLVERS, lp_applies, solve_tree
+    from psro.extensive_form.tree_solvers import (
+        TREE_SOLVERS,
+        ZERO_SUM_SOLVERS,
+        lp_applies,
+        solve_tree,
+    )
 
     thresholds = _thresholds(args.thresholds)
     if not args.time_budget > 0:
@@ -78,11 +85,14 @@ def run(args) -> int:
                       for p in range(tree.num_players))
     print(f"{args.game}: {tree.num_nodes:,} nodes walked in {walk:.2f} s ({sizes})")
     zero_sum = lp_applies(tree)
-    solvers = args.solver or [s for s in TREE_SOLVERS if s not in LP_SOLVERS or zero_sum]
-    lp = next((s for s in solvers if s in LP_SOLVERS), None)
+    solvers = args.solver or [s for s in TREE_SOLVERS if s not in ZERO_SUM_SOLVERS or zero_sum]
+    lp = next((s for s in solvers if s in ZERO_SUM_SOLVERS), None)
     if lp is not None and not zero_sum:
         raise CliError(f"--solver {lp} needs a two-player zero-sum game; {args.game} is not "
                        f"one (the CFR family solves any game)")
+    from psro.extensive_form.compiled_cfr import load_kernels
+
+    load_kernels()  # compiled or loaded here, not on the first solver's clock
     header = " | ".join(f"to {t:g}" for t in sorted(thresholds, reverse=True))
     print(f"solver | {header} | final exploitability | iterations | stopped")
     results = []

@@ -92,9 +92,12 @@ class CompiledRun:
 
 
 def load_kernels() -> float:
-    """Compile or load the kernels (a few iterations on Kuhn poker); returns the seconds it
-    took."""
+    """Compile or load the kernels, the CFR family's and the tree double oracle's
+    (:mod:`psro.extensive_form.double_oracle_kernel`), by a few iterations on Kuhn poker;
+    returns the seconds it took."""
     import pyspiel
+
+    from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
 
     start = time.perf_counter()
     tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
@@ -104,6 +107,7 @@ def load_kernels() -> float:
                           variant_named(variant))
         run.run(2)
         run.nash_conv()
+    TreeDoubleOracle(tree).step()
     return time.perf_counter() - start
 
 

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from psro.extensive_form.reached import live
+from psro.extensive_form.reached import LiveGame, live
 from psro.extensive_form.sequence_form import SequenceFormGame, dual_matrix
 from psro.extensive_form.sequence_passes import behaviour
 
@@ -68,12 +68,22 @@ class SequenceFormLP:
         legal action), and player 0's value, by HiGHS's ``method`` (a name of
         :data:`LP_METHODS`). :class:`LinearProgramError` where HiGHS fails; ``ValueError``
         for an unknown method."""
+        if allowed is None:
+            allowed = [self.tree.uniform_policy(p) > 0 for p in range(2)]
+        plans, value = self.solve_plans(allowed, method)
+        return [behaviour(self.tree, p, plan, allowed[p]) for p, plan in enumerate(plans)], value
+
+    def solve_plans(self, allowed: list[np.ndarray], method: str = "simplex",
+                    reached: LiveGame | None = None) -> tuple[list[np.ndarray], float]:
+        """:meth:`solve`'s equilibrium as the LP gives it: each player's realization plan
+        (num_sequences,), 0 off the part of the game both restricted players reach (where the
+        LP leaves a player free), and player 0's value. ``reached``: that part
+        (:func:`~psro.extensive_form.reached.live` of ``allowed``), where the caller has
+        it."""
         if method not in LP_METHODS:
             raise ValueError(f"unknown LP method {method!r}; accepted: {', '.join(LP_METHODS)}")
-        tree = self.tree
-        if allowed is None:
-            allowed = [tree.uniform_policy(p) > 0 for p in range(2)]
-        reached = live(tree, allowed)
+        if reached is None:
+            reached = live(self.tree, allowed)
         mine, theirs = reached.sequences
         s_0 = len(mine)
         columns = np.concatenate([np.flatnonzero(mine),
@@ -96,8 +106,7 @@ class SequenceFormLP:
         plan_0, plan_1 = np.zeros(s_0), np.zeros(len(theirs))
         plan_0[mine] = np.maximum(result.x[:n_0], 0.0)
         plan_1[rows] = np.maximum(-result.ineqlin.marginals, 0.0)
-        return [behaviour(tree, 0, plan_0, allowed[0]),
-                behaviour(tree, 1, plan_1, allowed[1])], float(-result.fun)
+        return [plan_0, plan_1], float(-result.fun)
 
 
 __all__ = ["LP_METHODS", "LinearProgramError", "SequenceFormLP"]

@@ -1,16 +1,19 @@
 """Whole-game equilibrium solvers of a walked game (``psro solve-tree GAME``), each run until its
 average profile's exploitability crosses every threshold asked for, with the crossings timed:
 the CFR family (:mod:`psro.extensive_form.tabular_cfr`: ``pcfr+``, ``dcfr``, ``lcfr``,
-``cfr+``) and the sequence-form LP (:mod:`psro.extensive_form.sequence_lp`; two-player
+``cfr+``), the sequence-form LP (:mod:`psro.extensive_form.sequence_lp`; two-player
 zero-sum games) by HiGHS's simplex (``lp``) or its interior-point method (``lp_ipm``), neither
-faster on every game.
+faster on every game, and XDO's double oracle (``xdo``: restricted LPs grown by improving
+actions, :mod:`psro.extensive_form.tree_double_oracle`; two-player zero-sum games).
 
 Exploitability is measured exactly on the tree
 (:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
 over the number of players), after iterations 1 to 10 and then every
-tenth of the iterations run so far, so a crossing is found within 10% of its iteration. The
-seconds of a crossing are the solver's own, the measurements left out (they cost about one
-iteration each, some 10% more on the clock).
+tenth of the iterations run so far, so a crossing is found within 10% of its iteration; ``xdo``
+after each of its iterations. The seconds of a crossing are the solver's own, the measurements
+left out (they cost about one iteration each, some 10% more on the clock). The LP's and
+``xdo``'s include building their matrices and compact arrays; the CFR family's exclude them
+(:class:`TabularCFR` is built before the clock starts).
 """
 
 from __future__ import annotations
@@ -25,12 +28,17 @@ from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
+from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
 
 LP_SOLVERS = {"lp": "simplex", "lp_ipm": "ipm"}
 """The LP's solvers by name: the method of :data:`~psro.extensive_form.sequence_lp.LP_METHODS`
 each runs (two-player zero-sum games only)."""
-TREE_SOLVERS = (*VARIANTS, *LP_SOLVERS)
+DOUBLE_ORACLES = ("xdo",)
+"""The double oracles (PSRO family) :func:`solve_tree` runs: XDO's on restricted LPs."""
+TREE_SOLVERS = (*VARIANTS, *LP_SOLVERS, *DOUBLE_ORACLES)
 """The solvers :func:`solve_tree` runs, by name."""
+ZERO_SUM_SOLVERS = (*LP_SOLVERS, *DOUBLE_ORACLES)
+"""The solvers of two-player zero-sum games only."""
 
 
 @dataclass
@@ -39,7 +47,8 @@ class TreeSolve:
     ``seconds``, ``exploitability``), the ``crossings`` of the thresholds (threshold ->
     ``{"iterations", "seconds"}``; those not crossed are missing), the final average
     ``policies`` (one (num_infosets, num_actions) array per player), and why it stopped
-    (``"thresholds"``, ``"time_budget"`` or ``"max_iterations"``)."""
+    (``"thresholds"``, ``"time_budget"``, ``"max_iterations"``, or for ``xdo``
+    ``"restricted_game_complete"``: nothing to add, an equilibrium to the LP's tolerance)."""
 
     solver: str
     curve: list[dict] = field(default_factory=list)
@@ -61,17 +70,19 @@ class TreeSolve:
 def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...] = (1e-3,),
                time_budget_s: float = 60.0, max_iterations: int | None = None) -> TreeSolve:
     """Run ``solver`` (a name of :data:`TREE_SOLVERS`) on ``tree`` until every threshold is
-    crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran.
-    ``ValueError`` for an unknown solver, or an LP on a game that is not two-player
-    zero-sum."""
+    crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran (for
+    ``xdo``, also when its restricted game is complete). ``ValueError`` for an unknown solver,
+    or an LP or ``xdo`` on a game that is not two-player zero-sum."""
     if solver not in TREE_SOLVERS:
         raise ValueError(f"unknown tree solver {solver!r}; accepted: {', '.join(TREE_SOLVERS)}")
     thresholds = tuple(sorted(thresholds, reverse=True))
     result = TreeSolve(solver)
+    if solver in ZERO_SUM_SOLVERS and not lp_applies(tree):
+        raise ValueError(f"solver {solver!r} needs a two-player zero-sum game; {tree.name!r} "
+                         f"is not one (the CFR family solves any game)")
+    if solver in DOUBLE_ORACLES:
+        return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations)
     if solver in LP_SOLVERS:
-        if not lp_applies(tree):
-            raise ValueError(f"solver {solver!r} needs a two-player zero-sum game; {tree.name!r} "
-                             f"is not one (the CFR family solves any game)")
         start = time.perf_counter()
         result.policies, _ = SequenceFormLP(tree).solve(method=LP_SOLVERS[solver])
         seconds = time.perf_counter() - start
@@ -100,6 +111,32 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
         return result
 
 
+def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[float, ...],
+                   time_budget_s: float, max_iterations: int | None) -> TreeSolve:
+    """:func:`solve_tree`'s loop for ``xdo``: one measurement after each iteration."""
+    start = time.perf_counter()
+    oracle = TreeDoubleOracle(tree)
+    seconds = time.perf_counter() - start
+    while True:
+        start = time.perf_counter()
+        oracle.step()
+        seconds += time.perf_counter() - start
+        result.policies = oracle.policies()
+        result.note(oracle.iterations, seconds, _exploitability(tree, result.policies),
+                    thresholds)
+        if len(result.crossings) == len(thresholds):
+            result.stop_reason = "thresholds"
+        elif oracle.finished:
+            result.stop_reason = "restricted_game_complete"
+        elif seconds >= time_budget_s:
+            result.stop_reason = "time_budget"
+        elif max_iterations is not None and oracle.iterations >= max_iterations:
+            result.stop_reason = "max_iterations"
+        else:
+            continue
+        return result
+
+
 def lp_applies(tree: SequenceFormGame) -> bool:
     """Whether the sequence-form LP solves ``tree``: two players whose returns sum to zero at
     every leaf (to 1e-9)."""
@@ -111,4 +148,5 @@ def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float
     return exact_exploitability(tree, plans).exploitability
 
 
-__all__ = ["LP_SOLVERS", "TREE_SOLVERS", "TreeSolve", "lp_applies", "solve_tree"]
+__all__ = ["DOUBLE_ORACLES", "LP_SOLVERS", "TREE_SOLVERS", "ZERO_SUM_SOLVERS", "TreeSolve",
+           "lp_applies", "solve_tree"]

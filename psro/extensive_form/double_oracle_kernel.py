@@ -1,0 +1,167 @@
+"""Compiled (numba) passes of the tree double oracle
+(:mod:`psro.extensive_form.tree_double_oracle`) over a two-player game's whole
+:class:`~psro.extensive_form.compact.CompactGame`: one player's information sets deepest first,
+each one's sequences contiguous, compact sequence 0 the empty sequence (arrays ``start``,
+``end``, ``parent`` by information set; realization plans, masks and values by compact
+sequence). ``own``, ``other`` and ``weights`` are the leaves' sequences of the player and of
+its opponent and the player's return times chance's reach.
+
+Each pass walks every leaf once and every information set once: on liar's dice (147,420 leaves,
+24,571 sequences a player) about a millisecond.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _leaf_values(own, other, weights, other_plan, size):
+    value = np.zeros(size)
+    for z in range(len(weights)):
+        reach = other_plan[other[z]]
+        if reach != 0.0:
+            value[own[z]] += weights[z] * reach
+    return value
+
+
+@njit(cache=True)
+def best_actions(own, other, weights, other_plan, start, end, parent, chosen):
+    """Mark in ``chosen`` (booleans by compact sequence) a best response's action at every
+    information set, against the opponent's realization plan ``other_plan`` (the lowest action
+    of largest value, where the player's own plan reaches or not). Returns the best response's
+    value."""
+    value = _leaf_values(own, other, weights, other_plan, len(chosen))
+    for k in range(len(start)):
+        best, pick = -np.inf, start[k]
+        for s in range(start[k], end[k]):
+            if value[s] > best:
+                best, pick = value[s], s
+        chosen[pick] = True
+        value[parent[k]] += best
+    return value[0]
+
+
+@njit(cache=True)
+def improving_actions(own, other, weights, other_plan, own_plan, start, end, parent, allowed,
+                      tolerance, added):
+    """The player's best-response gain against ``other_plan`` (its best response's value minus
+    its value under ``own_plan``, both realization plans), and its improving actions marked in
+    ``added``: at each information set where some action's counterfactual regret exceeds
+    ``tolerance``, the actions of largest regret that ``allowed`` does not hold yet (ties all).
+    Regrets are against ``own_plan`` completed, where it does not reach, by the best action
+    ``allowed`` holds (:func:`psro.extensive_form.improving.best_off_path`; the realization
+    plan and every return are unchanged). Returns (gain, number of actions marked)."""
+    value = _leaf_values(own, other, weights, other_plan, len(own_plan))
+    best_value = value.copy()
+    marked = 0
+    for k in range(len(start)):
+        a, b = start[k], end[k]
+        best, top = -np.inf, -np.inf
+        for s in range(a, b):
+            best = max(best, best_value[s])
+            top = max(top, value[s])
+        best_value[parent[k]] += best
+        reach = own_plan[parent[k]]
+        node = 0.0 if reach > 0.0 else -np.inf
+        for s in range(a, b):
+            if reach > 0.0:
+                node += own_plan[s] * value[s] / reach
+            elif allowed[s]:
+                node = max(node, value[s])
+        if top - node > tolerance:
+            for s in range(a, b):
+                if value[s] >= top and not allowed[s] and not added[s]:
+                    added[s] = True
+                    marked += 1
+        value[parent[k]] += node
+    return best_value[0] - value[0], marked
+
+
+@njit(cache=True)
+def _fits(allowed, start, end, parent):
+    fit = np.zeros(len(allowed), dtype=np.bool_)
+    fit[0] = True
+    for k in range(len(start) - 1, -1, -1):
+        if fit[parent[k]]:
+            for s in range(start[k], end[k]):
+                fit[s] = allowed[s]
+    return fit
+
+
+@njit(cache=True)
+def _passed(reached, start, end, parent):
+    infosets = np.zeros(len(start), dtype=np.bool_)
+    for k in range(len(start)):
+        for s in range(start[k], end[k]):
+            if reached[s]:
+                infosets[k] = True
+        if infosets[k]:
+            reached[parent[k]] = True
+    reached[0] = True
+    return infosets
+
+
+@njit(cache=True)
+def live_part(seqs0, seqs1, allowed0, allowed1, start0, end0, parent0, start1, end1, parent1):
+    """The part of the game both restricted players reach
+    (:func:`psro.extensive_form.reached.live`): the leaves at which every sequence has allowed
+    actions only, and each player's sequences (booleans by compact sequence, the empty one
+    included) and information sets (booleans) on the way to them. Returns (leaves, sequences
+    0, information sets 0, sequences 1, information sets 1)."""
+    fit0 = _fits(allowed0, start0, end0, parent0)
+    fit1 = _fits(allowed1, start1, end1, parent1)
+    leaves = np.zeros(len(seqs0), dtype=np.bool_)
+    reached0 = np.zeros(len(allowed0), dtype=np.bool_)
+    reached1 = np.zeros(len(allowed1), dtype=np.bool_)
+    for z in range(len(seqs0)):
+        if fit0[seqs0[z]] and fit1[seqs1[z]]:
+            leaves[z] = True
+            reached0[seqs0[z]] = True
+            reached1[seqs1[z]] = True
+    infosets0 = _passed(reached0, start0, end0, parent0)
+    infosets1 = _passed(reached1, start1, end1, parent1)
+    return leaves, reached0, infosets0, reached1, infosets1
+
+
+@njit(cache=True)
+def completed_plan(raw, allowed, start, end, parent):
+    """The realization plan of the behaviour policy of the plan ``raw`` (an LP's, 0 where it
+    leaves the player free): at each information set, ``raw``'s actions' masses normalised,
+    or uniform over the ``allowed`` actions where ``raw`` does not reach it (its reach or its
+    actions' mass at most 1e-12 of the root's), as
+    :func:`psro.extensive_form.sequence_passes.behaviour` reads a plan."""
+    plan = np.zeros(len(raw))
+    plan[0] = 1.0
+    floor = 1e-12 * max(raw[0], 1e-300)
+    for k in range(len(start) - 1, -1, -1):
+        reach = plan[parent[k]]
+        if reach == 0.0:
+            continue
+        total, count = 0.0, 0
+        for s in range(start[k], end[k]):
+            total += raw[s]
+            count += allowed[s]
+        played = raw[parent[k]] > floor and total > floor
+        for s in range(start[k], end[k]):
+            if played:
+                plan[s] = reach * (raw[s] / total)
+            elif allowed[s]:
+                plan[s] = reach / count
+    return plan
+
+
+@njit(cache=True)
+def uniform_plan(start, end, parent, size):
+    """The realization plan of uniform play over every legal action."""
+    plan = np.zeros(size)
+    plan[0] = 1.0
+    for k in range(len(start) - 1, -1, -1):
+        share = plan[parent[k]] / (end[k] - start[k])
+        for s in range(start[k], end[k]):
+            plan[s] = share
+    return plan
+
+
+__all__ = ["best_actions", "completed_plan", "improving_actions", "live_part", "uniform_plan"]

@@ -1,0 +1,172 @@
+"""XDO's double oracle on a walked two-player zero-sum game, as a whole-game solver (``psro
+solve-tree GAME --solver xdo``): no population, payoff table or run directory, its passes over
+the tree compiled (:mod:`psro.extensive_form.double_oracle_kernel`).
+
+The restricted game allows, at each information set, some of the legal actions. It starts with
+each player's best response to the uniform policy (one action at every information set, as
+``xdo``'s first best responses); then each iteration
+
+1. solves the restricted game exactly by its sequence-form LP (HiGHS's simplex, on the part of
+   the game both restricted players reach:
+   :class:`~psro.extensive_form.sequence_lp.SequenceFormLP`);
+2. computes each player's best-response gain against that restricted equilibrium over the whole
+   game (its exploitability, OpenSpiel's NashConv over 2) and, in the same pass, the
+   *improving actions*: at each information set where some action's counterfactual regret
+   exceeds ``EXACT`` times the largest absolute return, the actions of largest regret, regrets
+   taken against the equilibrium completed by best play within the restricted game where its
+   own plan does not reach (:mod:`psro.extensive_form.improving`, whose numbers these are);
+3. adds them (where there is none, each player's best-response actions, as ``xdo``'s fallback).
+
+It stops when the restricted equilibrium's NashConv is at most ``EXACT`` times the largest
+return, or when nothing is added: either way the last restricted equilibrium is an equilibrium
+of the whole game, to the LP's tolerance. (Improving actions can remain at an exact
+equilibrium, at information sets its own plan does not reach; growing on would only change
+which equilibrium the next LPs return.) This is ``psro run --algorithm xdo --xdo-solver lp
+--xdo-expansion improving``'s sequence of restricted games but for the start (``xdo`` adds the
+lowest legal actions to its first best responses'), without its per-iteration costs:
+building policies and payoff entries for a population, and writing each iteration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from psro.extensive_form.compact import compact_game
+from psro.extensive_form.double_oracle_kernel import (
+    best_actions,
+    completed_plan,
+    improving_actions,
+    live_part,
+    uniform_plan,
+)
+from psro.extensive_form.reached import LiveGame
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_lp import SequenceFormLP
+from psro.extensive_form.sequence_passes import behaviour
+
+EXACT = 1e-9
+"""Least counterfactual regret of an improving action, times the game's largest absolute return
+(the restricted LP's own accuracy is about 1e-9 or better)."""
+
+
+class TreeDoubleOracle:
+    """The double oracle of the module docstring on ``tree`` (two players, zero-sum:
+    ``ValueError`` otherwise), its restricted LPs by HiGHS's ``method`` (a name of
+    :data:`~psro.extensive_form.sequence_lp.LP_METHODS`). Each :meth:`step` is one
+    iteration."""
+
+    def __init__(self, tree: SequenceFormGame, method: str = "simplex"):
+        returns = tree.leaf_returns
+        if tree.num_players != 2 or float(np.abs(returns.sum(axis=0)).max()) >= 1e-9:
+            raise ValueError(f"the tree double oracle needs a two-player zero-sum game; "
+                             f"{tree.name!r} is not one")
+        self.tree = tree
+        self.method = method
+        self.game = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
+        self.tolerance = EXACT * float(np.abs(returns).max())
+        self._lp = SequenceFormLP(tree)
+        players = self.game.players
+        self.allowed = [np.zeros(len(player.sequences), dtype=bool) for player in players]
+        """Each player's allowed actions by compact sequence (entry 0, the empty sequence,
+        True)."""
+        uniform = [uniform_plan(player.start, player.end, player.parent, len(player.sequences))
+                   for player in players]
+        for p, player in enumerate(players):
+            self.allowed[p][0] = True
+            best_actions(*self._leaves(p), uniform[1 - p], player.start, player.end,
+                         player.parent, self.allowed[p])
+        self.iterations = 0
+        self.responses = 0
+        """Iterations that found no improving action and added best responses' actions."""
+        self._raw: list[np.ndarray] = []
+        self._restricted: list[np.ndarray] = []
+        self.value = float("nan")
+        """Player 0's value of the last restricted game."""
+        self.exploitability = float("inf")
+        """The last restricted equilibrium's exploitability in the whole game."""
+        self.finished = False
+        """Whether the last restricted equilibrium is one of the whole game (module
+        docstring)."""
+
+    def _leaves(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (self.game.leaf_seqs[p], self.game.leaf_seqs[1 - p],
+                self.game.leaf_weights[p])
+
+    def allowed_actions(self) -> list[np.ndarray]:
+        """Each player's restricted game as booleans (num_infosets, num_actions)."""
+        out = []
+        for p, player in enumerate(self.game.players):
+            info = self.tree.players[p]
+            mask = np.zeros((info.num_infosets, self.tree.num_actions), dtype=bool)
+            seqs = player.sequences[self.allowed[p]][1:]
+            mask[info.seq_infoset[seqs], info.seq_action[seqs]] = True
+            out.append(mask)
+        return out
+
+    def share(self) -> float:
+        """The share of the game's (information set, action) pairs the restricted game
+        allows."""
+        return sum(int(a.sum()) - 1 for a in self.allowed) / \
+            sum(len(a) - 1 for a in self.allowed)
+
+    def _live(self) -> LiveGame:
+        """The part of the game both restricted players reach, by the tree's numbering."""
+        players, tree = self.game.players, self.tree
+        parts = live_part(*self.game.leaf_seqs, *self.allowed,
+                          *(getattr(player, name) for player in players
+                            for name in ("start", "end", "parent")))
+        sequences, infosets = [], []
+        for p, player in enumerate(players):
+            seqs = np.zeros(tree.players[p].num_sequences, dtype=bool)
+            seqs[player.sequences] = parts[1 + 2 * p]
+            sets = np.zeros(tree.players[p].num_infosets, dtype=bool)
+            sets[player.infosets] = parts[2 + 2 * p]
+            sequences.append(seqs)
+            infosets.append(sets)
+        leaves = np.zeros(len(tree.leaf_chance), dtype=bool)
+        leaves[self.game.leaves] = parts[0]
+        return LiveGame(leaves, sequences, infosets)
+
+    def policies(self) -> list[np.ndarray]:
+        """The last restricted equilibrium, each player's (num_infosets, num_actions) action
+        probabilities (uniform over the restricted game's actions where its plan does not
+        reach); empty before the first :meth:`step`."""
+        return [behaviour(self.tree, p, raw, allowed)
+                for p, (raw, allowed) in enumerate(zip(self._raw, self._restricted,
+                                                       strict=True))]
+
+    def step(self) -> float:
+        """One iteration (module docstring); returns the restricted equilibrium's
+        exploitability. :class:`~psro.extensive_form.sequence_lp.LinearProgramError` where
+        HiGHS fails."""
+        players = self.game.players
+        self._restricted = self.allowed_actions()
+        self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
+                                                     self._live())
+        plans = [completed_plan(raw[player.sequences], allowed, player.start, player.end,
+                                player.parent)
+                 for raw, allowed, player in zip(self._raw, self.allowed, players, strict=True)]
+        added = [np.zeros_like(a) for a in self.allowed]
+        nash_conv, marked = 0.0, 0
+        for p, player in enumerate(players):
+            gain, count = improving_actions(*self._leaves(p), plans[1 - p], plans[p],
+                                            player.start, player.end, player.parent,
+                                            self.allowed[p], self.tolerance, added[p])
+            nash_conv += max(gain, 0.0)
+            marked += count
+        if marked == 0 and nash_conv > self.tolerance:
+            self.responses += 1
+            for p, player in enumerate(players):
+                best_actions(*self._leaves(p), plans[1 - p], player.start, player.end,
+                             player.parent, added[p])
+                added[p] &= ~self.allowed[p]
+        self.finished = nash_conv <= self.tolerance or not any(a.any() for a in added)
+        if not self.finished:
+            for allowed, new in zip(self.allowed, added, strict=True):
+                allowed |= new
+        self.iterations += 1
+        self.exploitability = nash_conv / 2
+        return self.exploitability
+
+
+__all__ = ["EXACT", "TreeDoubleOracle"]

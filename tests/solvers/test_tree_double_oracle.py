@@ -1,0 +1,168 @@
+"""XDO's double oracle as a whole-game solver (``psro solve-tree GAME --solver xdo``): it ends at
+the game's value and at a profile OpenSpiel finds unexploitable; its compiled passes give what
+the numpy code written apart gives (the improving actions of :mod:`psro.extensive_form.improving`
+against an exact restricted equilibrium, the tree's best responses, the behaviour policy of an
+LP's plan), on random restricted games."""
+
+import numpy as np
+import pyspiel
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from open_spiel.python.algorithms.exploitability import exploitability
+from test_compiled_cfr import _random_policy, _restricted
+from test_tabular_cfr import _openspiel_policy
+
+from psro.cli import main
+from psro.evaluation.exploitability import exact_exploitability
+from psro.extensive_form.compact import compact_game
+from psro.extensive_form.double_oracle_kernel import (
+    best_actions,
+    completed_plan,
+    improving_actions,
+    live_part,
+)
+from psro.extensive_form.improving import improving_actions as numpy_improving_actions
+from psro.extensive_form.improving import prepared_players
+from psro.extensive_form.reached import live
+from psro.extensive_form.sequence_form import SequenceFormGame
+from psro.extensive_form.sequence_lp import SequenceFormLP
+from psro.extensive_form.sequence_passes import behaviour
+from psro.extensive_form.tree_double_oracle import EXACT, TreeDoubleOracle
+from psro.extensive_form.tree_solvers import solve_tree
+
+TREES = {name: SequenceFormGame(pyspiel.load_game(name))
+         for name in ("kuhn_poker", "leduc_poker", "liars_dice(dice_sides=3)")}
+
+
+@pytest.mark.parametrize("game, value, tolerance", [("kuhn_poker", -1 / 18, 1e-9),
+                                                    ("leduc_poker", -0.0856064, 1e-6)])
+def test_it_ends_at_the_game_value_and_an_unexploitable_profile(game, value, tolerance):
+    """Kuhn is worth -1/18 to player 0, Leduc -0.0856064 (published); OpenSpiel measures the
+    last restricted equilibrium unexploitable, and each iteration's exploitability is
+    OpenSpiel's measure of that iteration's equilibrium."""
+    pyspiel_game = pyspiel.load_game(game)
+    tree = SequenceFormGame(pyspiel_game)
+    oracle = TreeDoubleOracle(tree)
+    while not oracle.finished:
+        measured = oracle.step()
+        reference = exploitability(pyspiel_game, _openspiel_policy(tree, oracle.policies()))
+        assert measured == pytest.approx(reference, abs=1e-12)
+        assert oracle.iterations < 40
+    assert oracle.value == pytest.approx(value, abs=tolerance)
+    assert oracle.exploitability < 1e-9
+    assert 0 < oracle.share() < 1
+
+
+def test_the_solver_row_ends_at_an_exact_equilibrium_of_liars_dice_with_three_sides():
+    tree = TREES["liars_dice(dice_sides=3)"]
+    result = solve_tree(tree, "xdo", (1e-3, 1e-9))
+    assert result.stop_reason == "thresholds"
+    policies = _openspiel_policy(tree, result.policies)
+    assert exploitability(tree.game, policies) < 1e-9
+
+
+def _lp_equilibrium(tree: SequenceFormGame, allowed: list[np.ndarray]):
+    raw, _ = SequenceFormLP(tree).solve_plans(allowed)
+    return raw, [behaviour(tree, p, plan, allowed[p]) for p, plan in enumerate(raw)]
+
+
+@settings(max_examples=12, deadline=None)
+@given(game=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000),
+       keep=st.floats(0.2, 0.9))
+def test_the_compiled_passes_agree_with_the_numpy_code_on_random_restricted_games(game, seed,
+                                                                                   keep):
+    """The part of the game both restricted players reach is :func:`live`'s. Against the
+    restricted LP's equilibrium of a random restricted game: the completed plans
+    are the behaviour policies' realization plans; each player's gain is its best-response gain
+    by :func:`exact_exploitability`; the actions marked are the improving actions of
+    :mod:`psro.extensive_form.improving` that the restricted game lacks (ties to 1e-12 of the
+    largest regret aside)."""
+    tree = TREES[game]
+    allowed = _restricted(tree, seed, keep)
+    raw, policies = _lp_equilibrium(tree, allowed)
+    whole = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
+    scale = float(np.abs(tree.leaf_returns).max())
+    tree_plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    gains = exact_exploitability(tree, tree_plans).gains
+    numpy_found = numpy_improving_actions(tree, prepared_players(tree), policies,
+                                          EXACT * scale, tree_plans, allowed)
+    compact_allowed = [allowed[p][tree.players[p].seq_infoset[player.sequences],
+                                  tree.players[p].seq_action[player.sequences]]
+                       for p, player in enumerate(whole.players)]
+    for p in range(2):
+        compact_allowed[p][0] = True
+    parts = live_part(*whole.leaf_seqs, *compact_allowed,
+                      *(getattr(player, name) for player in whole.players
+                        for name in ("start", "end", "parent")))
+    reached = live(tree, allowed)
+    assert np.array_equal(parts[0], reached.leaves[whole.leaves])
+    plans = []
+    for p, player in enumerate(whole.players):
+        assert np.array_equal(parts[1 + 2 * p], reached.sequences[p][player.sequences])
+        assert np.array_equal(parts[2 + 2 * p], reached.infosets[p][player.infosets])
+        plan = completed_plan(raw[p][player.sequences], compact_allowed[p], player.start,
+                              player.end, player.parent)
+        np.testing.assert_allclose(plan, tree_plans[p][player.sequences], atol=1e-12)
+        plans.append(plan)
+    for p, player in enumerate(whole.players):
+        added = np.zeros(len(player.sequences), dtype=bool)
+        gain, marked = improving_actions(whole.leaf_seqs[p], whole.leaf_seqs[1 - p],
+                                         whole.leaf_weights[p], plans[1 - p], plans[p],
+                                         player.start, player.end, player.parent,
+                                         compact_allowed[p], EXACT * scale, added)
+        assert gain == pytest.approx(gains[p], abs=1e-12)
+        assert marked == added.sum()
+        info = tree.players[p]
+        seqs = player.sequences[added]
+        mine = np.zeros_like(allowed[p])
+        mine[info.seq_infoset[seqs], info.seq_action[seqs]] = True
+        theirs = numpy_found[p] & ~allowed[p]
+        assert np.array_equal(mine.any(axis=1), theirs.any(axis=1))
+        assert not (mine & allowed[p]).any()
+        assert (mine & ~theirs).sum() + (theirs & ~mine).sum() <= 2 * _near_ties(theirs)
+
+
+def _near_ties(found: np.ndarray) -> int:
+    """How many information sets have more than one action found (a tie, which rounding may
+    break another way)."""
+    return int((found.sum(axis=1) > 1).sum())
+
+
+@settings(max_examples=10, deadline=None)
+@given(game=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000))
+def test_a_best_response_is_the_trees(game, seed):
+    """The value of the actions :func:`best_actions` marks is the tree's best-response value
+    against a random opponent, and playing them attains it."""
+    tree = TREES[game]
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    policies = _random_policy(tree, legal, seed)
+    plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
+    whole = compact_game(tree, legal)
+    for p, player in enumerate(whole.players):
+        chosen = np.zeros(len(player.sequences), dtype=bool)
+        value = best_actions(whole.leaf_seqs[p], whole.leaf_seqs[1 - p], whole.leaf_weights[p],
+                             plans[1 - p][whole.players[1 - p].sequences], player.start,
+                             player.end, player.parent, chosen)
+        assert value == pytest.approx(tree.best_response(p, plans)[1], abs=1e-12)
+        info = tree.players[p]
+        seqs = player.sequences[chosen]
+        assert not chosen[0]
+        response = np.zeros((info.num_infosets, tree.num_actions))
+        response[info.seq_infoset[seqs], info.seq_action[seqs]] = 1.0
+        assert np.all(response.sum(axis=1) == 1)
+        mine = [None, None]
+        mine[p], mine[1 - p] = tree.realization_plan(p, response), plans[1 - p]
+        assert tree.expected_returns(mine)[p] == pytest.approx(value, abs=1e-12)
+
+
+def test_it_refuses_a_game_that_is_not_two_player_zero_sum():
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker(players=3)"))
+    with pytest.raises(ValueError, match="needs a two-player zero-sum game"):
+        TreeDoubleOracle(tree)
+
+
+def test_the_command_runs_it(capsys):
+    assert main(["solve-tree", "kuhn_poker", "--solver", "xdo", "--thresholds", "1e-6"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("xdo | ") and lines[2].endswith("| thresholds")
