@@ -97,18 +97,13 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
         seconds += time.perf_counter() - start
         result.policies = cfr.average()
         result.note(cfr.t, seconds, _exploitability(tree, result.policies), thresholds)
-        if len(result.crossings) == len(thresholds):
-            result.stop_reason = "thresholds"
-        elif seconds >= time_budget_s:
-            result.stop_reason = "time_budget"
-        elif max_iterations is not None and cfr.t >= max_iterations:
-            result.stop_reason = "max_iterations"
-        else:
-            next_check = cfr.t + max(1, cfr.t // 10)
-            if max_iterations is not None:
-                next_check = min(next_check, max_iterations)
-            continue
-        return result
+        result.stop_reason = _stop_reason(result, thresholds, seconds >= time_budget_s,
+                                          max_iterations is not None and cfr.t >= max_iterations)
+        if result.stop_reason:
+            return result
+        next_check = cfr.t + max(1, cfr.t // 10)
+        if max_iterations is not None:
+            next_check = min(next_check, max_iterations)
 
 
 def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[float, ...],
@@ -124,17 +119,24 @@ def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[
         result.policies = oracle.policies()
         result.note(oracle.iterations, seconds, _exploitability(tree, result.policies),
                     thresholds)
-        if len(result.crossings) == len(thresholds):
-            result.stop_reason = "thresholds"
-        elif oracle.finished:
-            result.stop_reason = "restricted_game_complete"
-        elif seconds >= time_budget_s:
-            result.stop_reason = "time_budget"
-        elif max_iterations is not None and oracle.iterations >= max_iterations:
-            result.stop_reason = "max_iterations"
-        else:
-            continue
-        return result
+        result.stop_reason = _stop_reason(
+            result, thresholds, seconds >= time_budget_s,
+            max_iterations is not None and oracle.iterations >= max_iterations, oracle.finished)
+        if result.stop_reason:
+            return result
+
+
+def _stop_reason(result: TreeSolve, thresholds: tuple[float, ...], out_of_time: bool,
+                 out_of_iterations: bool, complete: bool = False) -> str:
+    """Why a solver stops after its last measurement ("" where it goes on): every threshold
+    crossed first, then a complete restricted game, the time budget, the iteration budget."""
+    if len(result.crossings) == len(thresholds):
+        return "thresholds"
+    if complete:
+        return "restricted_game_complete"
+    if out_of_time:
+        return "time_budget"
+    return "max_iterations" if out_of_iterations else ""
 
 
 def lp_applies(tree: SequenceFormGame) -> bool:
