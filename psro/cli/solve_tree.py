@@ -33,6 +33,29 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
+def _checked(args, solvers: tuple[str, ...]) -> tuple[float, ...]:
+    """The thresholds asked for, once every argument is checked (``CliError`` otherwise)."""
+    thresholds = _thresholds(args.thresholds)
+    if not args.time_budget > 0:
+        raise CliError(f"--time-budget must be a positive number of seconds; got "
+                       f"{args.time_budget:g}")
+    if args.max_nodes < 1:
+        raise CliError(f"--max-nodes must be a positive integer; got {args.max_nodes}")
+    unknown = [s for s in args.solver or () if s not in solvers]
+    if unknown:
+        raise CliError(f"unknown --solver {unknown[0]!r}; accepted: {', '.join(solvers)}")
+    if args.out:
+        from pathlib import Path
+
+        from psro.storage.files import check_new_file
+
+        try:
+            check_new_file(Path(args.out), "--out")
+        except ValueError as err:
+            raise CliError(str(err)) from None
+    return thresholds
+
+
 def _thresholds(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(t) for t in text.split(",") if t.strip())
@@ -56,24 +79,7 @@ def run(args) -> int:
         solve_tree,
     )
 
-    thresholds = _thresholds(args.thresholds)
-    if not args.time_budget > 0:
-        raise CliError(f"--time-budget must be a positive number of seconds; got "
-                       f"{args.time_budget:g}")
-    if args.max_nodes < 1:
-        raise CliError(f"--max-nodes must be a positive integer; got {args.max_nodes}")
-    unknown = [s for s in args.solver or () if s not in TREE_SOLVERS]
-    if unknown:
-        raise CliError(f"unknown --solver {unknown[0]!r}; accepted: {', '.join(TREE_SOLVERS)}")
-    if args.out:
-        from pathlib import Path
-
-        from psro.storage.files import check_new_file
-
-        try:
-            check_new_file(Path(args.out), "--out")
-        except ValueError as err:
-            raise CliError(str(err)) from None
+    thresholds = _checked(args, TREE_SOLVERS)
     start = time.perf_counter()
     try:
         tree = psro.game_tree(args.game, args.max_nodes)
