@@ -25,13 +25,26 @@ which equilibrium the next LPs return.) This is ``psro run --algorithm xdo --xdo
 --xdo-expansion improving``'s sequence of restricted games but for the start (``xdo`` adds the
 lowest legal actions to its first best responses'), without its per-iteration costs:
 building policies and payoff entries for a population, and writing each iteration.
+
+With a CFR-family ``variant`` (``psro solve-tree --solver xdo_cfr``: CFR+), step 1 is
+instead a warm-started solve on the restricted game's compact part
+(:class:`~psro.extensive_form.compiled_cfr.CompiledRun`: regrets carried over from the last
+restricted game, the average restarted) until the restricted NashConv is at most
+``CFR_SHARE`` of the last NashConv in the whole game; the improving actions are taken against
+that approximate equilibrium, and where there are none no best response is added (the next
+solve is tighter instead). It is an anytime method: each iteration's average profile is
+measured, and it only stops at NashConv ``EXACT`` (or at its caller's thresholds).
 """
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
+from psro.extensive_form.cfr_variants import variant_named
 from psro.extensive_form.compact import compact_game
+from psro.extensive_form.compiled_cfr import CompiledRun
 from psro.extensive_form.double_oracle_kernel import (
     best_actions,
     completed_plan,
@@ -47,21 +60,32 @@ from psro.extensive_form.sequence_passes import behaviour
 EXACT = 1e-9
 """Least counterfactual regret of an improving action, times the game's largest absolute return
 (the restricted LP's own accuracy is about 1e-9 or better)."""
+CFR_SHARE = 0.3
+"""With a CFR-family restricted solver: each restricted solve runs until the restricted game's
+NashConv is at most this share of the last restricted equilibrium's NashConv in the whole
+game."""
+CFR_CHECK = 10
+"""Iterations between two of a restricted CFR solve's NashConv checks."""
 
 
 class TreeDoubleOracle:
     """The double oracle of the module docstring on ``tree`` (two players, zero-sum:
     ``ValueError`` otherwise), its restricted LPs by HiGHS's ``method`` (a name of
-    :data:`~psro.extensive_form.sequence_lp.LP_METHODS`). Each :meth:`step` is one
-    iteration."""
+    :data:`~psro.extensive_form.sequence_lp.LP_METHODS`), or with ``variant`` (a name of
+    :data:`~psro.extensive_form.cfr_variants.VARIANTS`) its restricted games solved by that
+    CFR-family variant (module docstring). Each :meth:`step` is one iteration."""
 
-    def __init__(self, tree: SequenceFormGame, method: str = "simplex"):
+    def __init__(self, tree: SequenceFormGame, method: str = "simplex",
+                 variant: str | None = None):
         returns = tree.leaf_returns
         if tree.num_players != 2 or float(np.abs(returns.sum(axis=0)).max()) >= 1e-9:
             raise ValueError(f"the tree double oracle needs a two-player zero-sum game; "
                              f"{tree.name!r} is not one")
         self.tree = tree
         self.method = method
+        self.variant = None if variant is None else variant_named(variant)
+        self._regrets = [np.zeros(info.num_sequences) for info in tree.players]
+        self._nash_conv = float("inf")
         self.game = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
         self.tolerance = EXACT * float(np.abs(returns).max())
         self._lp = SequenceFormLP(tree)
@@ -135,14 +159,31 @@ class TreeDoubleOracle:
                 for p, (raw, allowed) in enumerate(zip(self._raw, self._restricted,
                                                        strict=True))]
 
-    def step(self) -> float:
+    def _solve_cfr(self, deadline: float) -> list[np.ndarray]:
+        """The restricted game's average plans (by the tree's sequences) after a warm-started
+        CFR-family solve to ``CFR_SHARE`` of the last NashConv, or to ``deadline``."""
+        run = CompiledRun(self.tree, self._restricted, self._regrets, self.variant)
+        target = max(CFR_SHARE * self._nash_conv, self.tolerance)
+        while True:
+            run.run(CFR_CHECK)
+            if run.nash_conv() <= target or time.perf_counter() >= deadline:
+                break
+        run.save_regrets(self._regrets)
+        self.value = float("nan")
+        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
+
+    def step(self, deadline: float = float("inf")) -> float:
         """One iteration (module docstring); returns the restricted equilibrium's
         exploitability. :class:`~psro.extensive_form.sequence_lp.LinearProgramError` where
-        HiGHS fails."""
+        HiGHS fails. A CFR-family restricted solve stops at ``deadline`` (a
+        ``time.perf_counter()`` reading) if it comes first."""
         players = self.game.players
         self._restricted = self.allowed_actions()
-        self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
-                                                     self._live())
+        if self.variant is None:
+            self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
+                                                         self._live())
+        else:
+            self._raw = self._solve_cfr(deadline)
         plans = [completed_plan(raw[player.sequences], allowed, player.start, player.end,
                                 player.parent)
                  for raw, allowed, player in zip(self._raw, self.allowed, players, strict=True)]
@@ -154,13 +195,15 @@ class TreeDoubleOracle:
                                             self.allowed[p], self.tolerance, added[p])
             nash_conv += max(gain, 0.0)
             marked += count
-        if marked == 0 and nash_conv > self.tolerance:
+        if marked == 0 and nash_conv > self.tolerance and self.variant is None:
             self.responses += 1
             for p, player in enumerate(players):
                 best_actions(*self._leaves(p), plans[1 - p], player.start, player.end,
                              player.parent, added[p])
                 added[p] &= ~self.allowed[p]
-        self.finished = nash_conv <= self.tolerance or not any(a.any() for a in added)
+        self.finished = nash_conv <= self.tolerance or (
+            self.variant is None and not any(a.any() for a in added))
+        self._nash_conv = nash_conv
         if not self.finished:
             for allowed, new in zip(self.allowed, added, strict=True):
                 allowed |= new

@@ -3,8 +3,9 @@ average profile's exploitability crosses every threshold asked for, with the cro
 the CFR family (:mod:`psro.extensive_form.tabular_cfr`: ``pcfr+``, ``dcfr``, ``lcfr``,
 ``cfr+``), the sequence-form LP (:mod:`psro.extensive_form.sequence_lp`; two-player
 zero-sum games) by HiGHS's simplex (``lp``) or its interior-point method (``lp_ipm``), neither
-faster on every game, and XDO's double oracle (``xdo``: restricted LPs grown by improving
-actions, :mod:`psro.extensive_form.tree_double_oracle`; two-player zero-sum games).
+faster on every game, and XDO's double oracle (:mod:`psro.extensive_form.tree_double_oracle`;
+two-player zero-sum games), growing by improving actions, its restricted games solved exactly
+by LPs (``xdo``) or by warm-started CFR+ (``xdo_cfr``).
 
 Exploitability is measured exactly on the tree
 (:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
@@ -33,8 +34,10 @@ from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
 LP_SOLVERS = {"lp": "simplex", "lp_ipm": "ipm"}
 """The LP's solvers by name: the method of :data:`~psro.extensive_form.sequence_lp.LP_METHODS`
 each runs (two-player zero-sum games only)."""
-DOUBLE_ORACLES = ("xdo",)
-"""The double oracles (PSRO family) :func:`solve_tree` runs: XDO's on restricted LPs."""
+DOUBLE_ORACLES = {"xdo": None, "xdo_cfr": "cfr+"}
+"""The double oracles (PSRO family) :func:`solve_tree` runs, by name, and each one's
+restricted-game solver: XDO's on restricted LPs (None), and on warm-started CFR+ solves of
+compacted restricted games."""
 TREE_SOLVERS = (*VARIANTS, *LP_SOLVERS, *DOUBLE_ORACLES)
 """The solvers :func:`solve_tree` runs, by name."""
 ZERO_SUM_SOLVERS = (*LP_SOLVERS, *DOUBLE_ORACLES)
@@ -81,7 +84,8 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
         raise ValueError(f"solver {solver!r} needs a two-player zero-sum game; {tree.name!r} "
                          f"is not one (the CFR family solves any game)")
     if solver in DOUBLE_ORACLES:
-        return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations)
+        return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations,
+                              DOUBLE_ORACLES[solver])
     if solver in LP_SOLVERS:
         start = time.perf_counter()
         result.policies, _ = SequenceFormLP(tree).solve(method=LP_SOLVERS[solver])
@@ -107,14 +111,16 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
 
 
 def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[float, ...],
-                   time_budget_s: float, max_iterations: int | None) -> TreeSolve:
-    """:func:`solve_tree`'s loop for ``xdo``: one measurement after each iteration."""
+                   time_budget_s: float, max_iterations: int | None,
+                   variant: str | None) -> TreeSolve:
+    """:func:`solve_tree`'s loop for a double oracle: one measurement after each
+    iteration."""
     start = time.perf_counter()
-    oracle = TreeDoubleOracle(tree)
+    oracle = TreeDoubleOracle(tree, variant=variant)
     seconds = time.perf_counter() - start
     while True:
         start = time.perf_counter()
-        oracle.step()
+        oracle.step(start + max(time_budget_s - seconds, 0.0))
         seconds += time.perf_counter() - start
         result.policies = oracle.policies()
         result.note(oracle.iterations, seconds, _exploitability(tree, result.policies),

@@ -1,5 +1,6 @@
-"""XDO's double oracle as a whole-game solver (``psro solve-tree GAME --solver xdo``): it ends at
-the game's value and at a profile OpenSpiel finds unexploitable; its compiled passes give what
+"""XDO's double oracle as a whole-game solver (``psro solve-tree GAME --solver xdo``, and
+``xdo_cfr`` with CFR+ restricted solves): it ends at the game's value and at a profile OpenSpiel
+finds unexploitable (with CFR+, it converges); its compiled passes give what
 the numpy code written apart gives (the improving actions of :mod:`psro.extensive_form.improving`
 against an exact restricted equilibrium, the tree's best responses, the behaviour policy of an
 LP's plan), on random restricted games."""
@@ -52,6 +53,31 @@ def test_it_ends_at_the_game_value_and_an_unexploitable_profile(game, value, tol
     assert oracle.value == pytest.approx(value, abs=tolerance)
     assert oracle.exploitability < 1e-9
     assert 0 < oracle.share() < 1
+
+
+@pytest.mark.parametrize("game, target", [("kuhn_poker", 1e-6), ("leduc_poker", 1e-4)])
+def test_with_cfr_restricted_solves_it_converges(game, target):
+    """With warm-started CFR+ restricted solves: each iteration's exploitability is OpenSpiel's
+    measure of its average profile, the restricted game only grows, and the target is reached
+    in a few dozen iterations."""
+    pyspiel_game = pyspiel.load_game(game)
+    tree = SequenceFormGame(pyspiel_game)
+    oracle = TreeDoubleOracle(tree, variant="cfr+")
+    shares = []
+    while oracle.exploitability > target:
+        measured = oracle.step()
+        reference = exploitability(pyspiel_game, _openspiel_policy(tree, oracle.policies()))
+        assert measured == pytest.approx(reference, abs=1e-12)
+        shares.append(oracle.share())
+        assert oracle.iterations <= 40
+    assert shares == sorted(shares)
+
+
+def test_a_cfr_restricted_solve_stops_at_the_time_budget():
+    tree = TREES["leduc_poker"]
+    result = solve_tree(tree, "xdo_cfr", (1e-12,), time_budget_s=0.05)
+    assert result.stop_reason == "time_budget"
+    assert result.curve[-1]["exploitability"] > 1e-12
 
 
 def test_the_solver_row_ends_at_an_exact_equilibrium_of_liars_dice_with_three_sides():

@@ -220,6 +220,8 @@ def test_the_command_prints_a_row_per_solver_and_writes_the_curves(tmp_path, cap
     (["kuhn_poker(players=3)", "--solver", "lp_ipm"],
      "--solver lp_ipm needs a two-player zero-sum"),
     (["kuhn_poker(players=3)", "--solver", "xdo"], "--solver xdo needs a two-player zero-sum"),
+    (["kuhn_poker(players=3)", "--solver", "xdo_cfr"],
+     "--solver xdo_cfr needs a two-player zero-sum"),
     (["leduc_poker", "--max-nodes", "100"], "has more than --max-nodes 100 nodes"),
 ])
 def test_bad_input_is_one_line(args, said, capsys):
