@@ -97,8 +97,6 @@ def load_kernels() -> float:
     returns the seconds it took."""
     import pyspiel
 
-    from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
-
     start = time.perf_counter()
     tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
     legal = [tree.uniform_policy(p) > 0 for p in range(2)]
@@ -107,8 +105,27 @@ def load_kernels() -> float:
                           variant_named(variant))
         run.run(2)
         run.nash_conv()
-    TreeDoubleOracle(tree).step()
+    _load_double_oracle_kernels(run.game)
     return time.perf_counter() - start
+
+
+def _load_double_oracle_kernels(game: CompactGame) -> None:
+    """One call of each of :mod:`psro.extensive_form.double_oracle_kernel`'s kernels."""
+    from psro.extensive_form import double_oracle_kernel as kernel
+
+    first, second = game.players
+    size = len(first.sequences)
+    plans = [kernel.uniform_plan(p.start, p.end, p.parent, len(p.sequences))
+             for p in game.players]
+    allowed = [np.ones(len(p.sequences), dtype=bool) for p in game.players]
+    kernel.live_part(*game.leaf_seqs, *allowed, first.start, first.end, first.parent,
+                     second.start, second.end, second.parent)
+    kernel.completed_plan(plans[0], allowed[0], first.start, first.end, first.parent)
+    leaves = (game.leaf_seqs[0], game.leaf_seqs[1], game.leaf_weights[0], plans[1])
+    kernel.best_actions(*leaves, first.start, first.end, first.parent,
+                        np.zeros(size, dtype=bool))
+    kernel.improving_actions(*leaves, plans[0], first.start, first.end, first.parent,
+                             allowed[0], 1e-9, np.zeros(size, dtype=bool))
 
 
 __all__ = ["CompiledRun", "load_kernels"]
