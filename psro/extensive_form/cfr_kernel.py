@@ -17,7 +17,10 @@ from numba import njit
 
 
 @njit(cache=True)
-def _leaf_values(out, own_seqs, other_seqs, weights, other_plan):
+def leaf_values(out, own_seqs, other_seqs, weights, other_plan):
+    """A player's counterfactual value of each of its sequences at the leaves, into ``out``:
+    the leaves' ``weights`` (return times chance's reach) times the opponent's realization
+    plan ``other_plan``, summed by the player's sequence."""
     out[:] = 0.0
     for z in range(len(weights)):
         out[own_seqs[z]] += weights[z] * other_plan[other_seqs[z]]
@@ -63,7 +66,7 @@ def _update(t, own_seqs, other_seqs, weights, other_plan, start, end, parent,
             plus, alpha, beta, gamma, predictive):
     """One player's update at iteration ``t`` (module docstring); ``alpha < 0``: not
     discounted."""
-    _leaf_values(value, own_seqs, other_seqs, weights, other_plan)
+    leaf_values(value, own_seqs, other_seqs, weights, other_plan)
     if predictive:
         predicted[:] = value
     up = t ** alpha / (t ** alpha + 1.0) if alpha >= 0 else 1.0
@@ -141,8 +144,8 @@ def nash_conv(seqs0, seqs1, weights0, weights1, start0, end0, parent0, start1, e
     """The restricted game's NashConv of the players' realization plans (each normalised,
     entry 0 equal to 1): what each player's best response gains, summed."""
     value0, value1 = np.empty(len(plan0)), np.empty(len(plan1))
-    _leaf_values(value0, seqs0, seqs1, weights0, plan1)
-    _leaf_values(value1, seqs1, seqs0, weights1, plan0)
+    leaf_values(value0, seqs0, seqs1, weights0, plan1)
+    leaf_values(value1, seqs1, seqs0, weights1, plan0)
     own0, own1 = 0.0, 0.0
     for s in range(len(plan0)):
         own0 += value0[s] * plan0[s]
@@ -153,4 +156,4 @@ def nash_conv(seqs0, seqs1, weights0, weights1, start0, end0, parent0, start1, e
     return max(best0 - own0, 0.0) + max(best1 - own1, 0.0)
 
 
-__all__ = ["matched", "nash_conv", "plan_of", "run_iterations"]
+__all__ = ["leaf_values", "matched", "nash_conv", "plan_of", "run_iterations"]

@@ -15,15 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _leaf_values(own, other, weights, other_plan, size):
-    value = np.zeros(size)
-    for z in range(len(weights)):
-        reach = other_plan[other[z]]
-        if reach != 0.0:
-            value[own[z]] += weights[z] * reach
-    return value
+from psro.extensive_form.cfr_kernel import leaf_values
 
 
 @njit(cache=True)
@@ -32,7 +24,8 @@ def best_actions(own, other, weights, other_plan, start, end, parent, chosen):
     information set, against the opponent's realization plan ``other_plan`` (the lowest action
     of largest value, where the player's own plan reaches or not). Returns the best response's
     value."""
-    value = _leaf_values(own, other, weights, other_plan, len(chosen))
+    value = np.empty(len(chosen))
+    leaf_values(value, own, other, weights, other_plan)
     for k in range(len(start)):
         best, pick = -np.inf, start[k]
         for s in range(start[k], end[k]):
@@ -53,7 +46,8 @@ def improving_actions(own, other, weights, other_plan, own_plan, start, end, par
     Regrets are against ``own_plan`` completed, where it does not reach, by the best action
     ``allowed`` holds (:func:`psro.extensive_form.improving.best_off_path`; the realization
     plan and every return are unchanged). Returns (gain, number of actions marked)."""
-    value = _leaf_values(own, other, weights, other_plan, len(own_plan))
+    value = np.empty(len(own_plan))
+    leaf_values(value, own, other, weights, other_plan)
     best_value = value.copy()
     marked = 0
     for k in range(len(start)):

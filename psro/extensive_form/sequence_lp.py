@@ -44,6 +44,12 @@ LP_METHODS = {"simplex": "highs", "ipm": "highs-ipm"}
 """The LP's methods by name: scipy's ``linprog`` method that runs each."""
 
 
+def lp_applies(tree: SequenceFormGame) -> bool:
+    """Whether the sequence-form LP solves ``tree``: two players whose returns sum to zero at
+    every leaf (to 1e-9)."""
+    return tree.num_players == 2 and float(np.abs(tree.leaf_returns.sum(axis=0)).max()) < 1e-9
+
+
 class LinearProgramError(RuntimeError):
     """HiGHS did not solve the LP (its message says why)."""
 
@@ -109,4 +115,4 @@ class SequenceFormLP:
         return [plan_0, plan_1], float(-result.fun)
 
 
-__all__ = ["LP_METHODS", "LinearProgramError", "SequenceFormLP"]
+__all__ = ["LP_METHODS", "LinearProgramError", "SequenceFormLP", "lp_applies"]

@@ -54,7 +54,7 @@ from psro.extensive_form.double_oracle_kernel import (
 )
 from psro.extensive_form.reached import LiveGame
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import SequenceFormLP
+from psro.extensive_form.sequence_lp import SequenceFormLP, lp_applies
 from psro.extensive_form.sequence_passes import behaviour
 
 EXACT = 1e-9
@@ -77,8 +77,7 @@ class TreeDoubleOracle:
 
     def __init__(self, tree: SequenceFormGame, method: str = "simplex",
                  variant: str | None = None):
-        returns = tree.leaf_returns
-        if tree.num_players != 2 or float(np.abs(returns.sum(axis=0)).max()) >= 1e-9:
+        if not lp_applies(tree):
             raise ValueError(f"the tree double oracle needs a two-player zero-sum game; "
                              f"{tree.name!r} is not one")
         self.tree = tree
@@ -87,7 +86,7 @@ class TreeDoubleOracle:
         self._regrets = [np.zeros(info.num_sequences) for info in tree.players]
         self._nash_conv = float("inf")
         self.game = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
-        self.tolerance = EXACT * float(np.abs(returns).max())
+        self.tolerance = EXACT * float(np.abs(tree.leaf_returns).max())
         self._lp = SequenceFormLP(tree)
         players = self.game.players
         self.allowed = [np.zeros(len(player.sequences), dtype=bool) for player in players]

@@ -27,7 +27,7 @@ import numpy as np
 from psro.backends.threads import one_blas_thread
 from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import SequenceFormLP
+from psro.extensive_form.sequence_lp import SequenceFormLP, lp_applies
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
 from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
 
@@ -143,12 +143,6 @@ def _stop_reason(result: TreeSolve, thresholds: tuple[float, ...], out_of_time: 
     if out_of_time:
         return "time_budget"
     return "max_iterations" if out_of_iterations else ""
-
-
-def lp_applies(tree: SequenceFormGame) -> bool:
-    """Whether the sequence-form LP solves ``tree``: two players whose returns sum to zero at
-    every leaf (to 1e-9)."""
-    return tree.num_players == 2 and float(np.abs(tree.leaf_returns.sum(axis=0)).max()) < 1e-9
 
 
 def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float:
