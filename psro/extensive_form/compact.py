@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from psro.extensive_form.double_oracle_kernel import restricted_part
 from psro.extensive_form.reached import live, passed
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_passes import infoset_sequences, sequence_ranges
@@ -71,6 +72,22 @@ def compact_game(tree: SequenceFormGame, allowed: list[np.ndarray]) -> CompactGa
     return CompactGame(tuple(players), seqs, weights, kept)
 
 
+def restrict(game: CompactGame, allowed: tuple[np.ndarray, np.ndarray]) -> CompactGame:
+    """The compact part of a restricted game of ``game``: ``allowed`` holds each player's
+    allowed actions as booleans by ``game``'s compact sequence (entry 0, the empty sequence,
+    True; an allowed action at every information set the restricted game reaches). Equal to
+    :func:`compact_game` of the same restricted game (its arrays index the tree, as
+    :func:`compact_game`'s do), in one compiled pass over ``game`` instead of numpy passes over
+    the tree: on liar's dice about 0.3 ms against 5 ms."""
+    first, second = game.players
+    parts = restricted_part(*game.leaf_seqs, *game.leaf_weights, *allowed, first.start,
+                            first.end, first.parent, second.start, second.end, second.parent)
+    players = tuple(CompactPlayer(whole.sequences[part[0]], whole.infosets[part[1]], *part[2:5])
+                    for whole, part in ((first, parts[1:8]), (second, parts[8:15])))
+    return CompactGame(players, (parts[6], parts[13]), (parts[7], parts[14]),
+                       game.leaves[parts[0]])
+
+
 def _compact_player(tree: SequenceFormGame, p: int, leaves: np.ndarray
                     ) -> tuple[CompactPlayer, np.ndarray]:
     info = tree.players[p]
@@ -93,4 +110,4 @@ def _compact_player(tree: SequenceFormGame, p: int, leaves: np.ndarray
                          parent), renumber
 
 
-__all__ = ["CompactGame", "CompactPlayer", "compact_game"]
+__all__ = ["CompactGame", "CompactPlayer", "compact_game", "restrict"]

@@ -25,12 +25,15 @@ from psro.extensive_form.sequence_form import SequenceFormGame
 class CompiledRun:
     """A CFR-family run on the restricted game ``allowed`` of a two-player ``tree``, started
     from ``regrets`` (each player's, by the tree's sequences; those of the compact part are
-    copied) with a new average and ``t = 0``; the first iterate is regret matching on them."""
+    copied) with a new average and ``t = 0``; the first iterate is regret matching on them.
+    ``game``: the restricted game's compact part where the caller has it
+    (:func:`~psro.extensive_form.compact.restrict`), so ``allowed`` is not read."""
 
-    def __init__(self, tree: SequenceFormGame, allowed: list[np.ndarray],
-                 regrets: list[np.ndarray], variant: CFRVariant):
+    def __init__(self, tree: SequenceFormGame, allowed: list[np.ndarray] | None,
+                 regrets: list[np.ndarray], variant: CFRVariant,
+                 game: CompactGame | None = None):
         self.tree = tree
-        self.game: CompactGame = compact_game(tree, allowed)
+        self.game: CompactGame = compact_game(tree, allowed) if game is None else game
         self.variant = variant
         self.t = 0
         self.regrets = [r[player.sequences].copy()
@@ -120,6 +123,8 @@ def _load_double_oracle_kernels(game: CompactGame) -> None:
     allowed = [np.ones(len(p.sequences), dtype=bool) for p in game.players]
     kernel.live_part(*game.leaf_seqs, *allowed, first.start, first.end, first.parent,
                      second.start, second.end, second.parent)
+    kernel.restricted_part(*game.leaf_seqs, *game.leaf_weights, *allowed, first.start,
+                           first.end, first.parent, second.start, second.end, second.parent)
     kernel.completed_plan(plans[0], allowed[0], first.start, first.end, first.parent)
     leaves = (game.leaf_seqs[0], game.leaf_seqs[1], game.leaf_weights[0], plans[1])
     kernel.best_actions(*leaves, first.start, first.end, first.parent,

@@ -120,6 +120,61 @@ def live_part(seqs0, seqs1, allowed0, allowed1, start0, end0, parent0, start1, e
 
 
 @njit(cache=True)
+def _kept_player(reached, infosets, start, end, parent):
+    """One player's part of :func:`restricted_part`: (kept sequences, kept information sets,
+    their start, end and parent in the new numbering, and the new number of each old
+    sequence, -1 where dropped)."""
+    renumber = np.full(len(reached), -1, dtype=np.int64)
+    renumber[0] = 0
+    kept = np.flatnonzero(infosets)
+    new_start = np.empty(len(kept), dtype=np.int64)
+    new_end = np.empty(len(kept), dtype=np.int64)
+    count = 1
+    for j in range(len(kept)):
+        k = kept[j]
+        new_start[j] = count
+        for s in range(start[k], end[k]):
+            if reached[s]:
+                renumber[s] = count
+                count += 1
+        new_end[j] = count
+    sequences = np.zeros(count, dtype=np.int64)
+    for s in range(len(reached)):
+        if renumber[s] > 0:
+            sequences[renumber[s]] = s
+    new_parent = np.empty(len(kept), dtype=np.int64)
+    for j in range(len(kept)):
+        new_parent[j] = renumber[parent[kept[j]]]
+    return sequences, kept, new_start, new_end, new_parent, renumber
+
+
+@njit(cache=True)
+def restricted_part(seqs0, seqs1, weights0, weights1, allowed0, allowed1, start0, end0,
+                    parent0, start1, end1, parent1):
+    """The compact part of the restricted game ``allowed0``/``allowed1`` (booleans by compact
+    sequence) of a compact game: the part :func:`live_part` finds, renumbered as
+    :func:`psro.extensive_form.compact.compact_game` numbers it (the kept information sets
+    in their order, each one's kept sequences in theirs). Returns (kept leaves, then for each
+    player: the kept sequences, the kept information sets, start, end, parent, the kept leaves'
+    sequences in the new numbering and their weights), every index into the given game."""
+    leaves, reached0, infosets0, reached1, infosets1 = live_part(
+        seqs0, seqs1, allowed0, allowed1, start0, end0, parent0, start1, end1, parent1)
+    kept = np.flatnonzero(leaves)
+    first = _kept_player(reached0, infosets0, start0, end0, parent0)
+    second = _kept_player(reached1, infosets1, start1, end1, parent1)
+    new0, new1 = np.empty(len(kept), dtype=np.int64), np.empty(len(kept), dtype=np.int64)
+    kept0, kept1 = np.empty(len(kept)), np.empty(len(kept))
+    for j in range(len(kept)):
+        z = kept[j]
+        new0[j] = first[5][seqs0[z]]
+        new1[j] = second[5][seqs1[z]]
+        kept0[j] = weights0[z]
+        kept1[j] = weights1[z]
+    return (kept, first[0], first[1], first[2], first[3], first[4], new0, kept0,
+            second[0], second[1], second[2], second[3], second[4], new1, kept1)
+
+
+@njit(cache=True)
 def completed_plan(raw, allowed, start, end, parent):
     """The realization plan of the behaviour policy of the plan ``raw`` (an LP's, 0 where it
     leaves the player free): at each information set, ``raw``'s actions' masses normalised,
@@ -158,4 +213,5 @@ def uniform_plan(start, end, parent, size):
     return plan
 
 
-__all__ = ["best_actions", "completed_plan", "improving_actions", "live_part", "uniform_plan"]
+__all__ = ["best_actions", "completed_plan", "improving_actions", "live_part", "restricted_part",
+           "uniform_plan"]

@@ -26,9 +26,10 @@ which equilibrium the next LPs return.) This is ``psro run --algorithm xdo --xdo
 lowest legal actions to its first best responses'), without its per-iteration costs:
 building policies and payoff entries for a population, and writing each iteration.
 
-With a CFR-family ``variant`` (``psro solve-tree --solver xdo_cfr``: CFR+), step 1 is
-instead a warm-started solve on the restricted game's compact part
-(:class:`~psro.extensive_form.compiled_cfr.CompiledRun`: regrets carried over from the last
+With a CFR-family ``variant`` (``psro solve-tree --solver xdo_cfr``: CFR+; ``xdo_pcfr``:
+PCFR+), step 1 is instead a warm-started solve on the restricted game's compact part (built by
+one compiled pass over the whole game's, :func:`~psro.extensive_form.compact.restrict`;
+:class:`~psro.extensive_form.compiled_cfr.CompiledRun`: regrets carried over from the last
 restricted game, the average restarted) until the restricted NashConv is at most
 ``CFR_SHARE`` of the last NashConv in the whole game; the improving actions are taken against
 that approximate equilibrium, and where there are none no best response is added (the next
@@ -43,7 +44,7 @@ import time
 import numpy as np
 
 from psro.extensive_form.cfr_variants import variant_named
-from psro.extensive_form.compact import compact_game
+from psro.extensive_form.compact import compact_game, restrict
 from psro.extensive_form.compiled_cfr import CompiledRun
 from psro.extensive_form.double_oracle_kernel import (
     best_actions,
@@ -83,21 +84,16 @@ class TreeDoubleOracle:
         self.tree = tree
         self.method = method
         self.variant = None if variant is None else variant_named(variant)
-        self._regrets = [np.zeros(info.num_sequences) for info in tree.players]
-        self._nash_conv = float("inf")
         self.game = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
+        """The whole game's compact arrays, which every pass walks."""
         self.tolerance = EXACT * float(np.abs(tree.leaf_returns).max())
-        self._lp = SequenceFormLP(tree)
-        players = self.game.players
-        self.allowed = [np.zeros(len(player.sequences), dtype=bool) for player in players]
+        self._lp = SequenceFormLP(tree) if self.variant is None else None
+        self._regrets = [np.zeros(info.num_sequences) for info in tree.players] \
+            if self.variant is not None else []
+        self._nash_conv = float("inf")
+        self.allowed: list[np.ndarray] = []
         """Each player's allowed actions by compact sequence (entry 0, the empty sequence,
-        True)."""
-        uniform = [uniform_plan(player.start, player.end, player.parent, len(player.sequences))
-                   for player in players]
-        for p, player in enumerate(players):
-            self.allowed[p][0] = True
-            best_actions(*self._leaves(p), uniform[1 - p], player.start, player.end,
-                         player.parent, self.allowed[p])
+        True); empty until the first :meth:`step` starts the restricted game."""
         self.iterations = 0
         self.responses = 0
         """Iterations that found no improving action and added best responses' actions."""
@@ -110,6 +106,17 @@ class TreeDoubleOracle:
         self.finished = False
         """Whether the last restricted equilibrium is one of the whole game (module
         docstring)."""
+
+    def _start(self) -> None:
+        """The first restricted game: each player's best response to the uniform policy."""
+        players = self.game.players
+        uniform = [uniform_plan(player.start, player.end, player.parent, len(player.sequences))
+                   for player in players]
+        self.allowed = [np.zeros(len(player.sequences), dtype=bool) for player in players]
+        for p, player in enumerate(players):
+            self.allowed[p][0] = True
+            best_actions(*self._leaves(p), uniform[1 - p], player.start, player.end,
+                         player.parent, self.allowed[p])
 
     def _leaves(self, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return (self.game.leaf_seqs[p], self.game.leaf_seqs[1 - p],
@@ -128,7 +135,7 @@ class TreeDoubleOracle:
 
     def share(self) -> float:
         """The share of the game's (information set, action) pairs the restricted game
-        allows."""
+        allows (after the first :meth:`step`)."""
         return sum(int(a.sum()) - 1 for a in self.allowed) / \
             sum(len(a) - 1 for a in self.allowed)
 
@@ -154,6 +161,8 @@ class TreeDoubleOracle:
         """The last restricted equilibrium, each player's (num_infosets, num_actions) action
         probabilities (uniform over the restricted game's actions where its plan does not
         reach); empty before the first :meth:`step`."""
+        if self._raw and not self._restricted:
+            self._restricted = self.allowed_actions()
         return [behaviour(self.tree, p, raw, allowed)
                 for p, (raw, allowed) in enumerate(zip(self._raw, self._restricted,
                                                        strict=True))]
@@ -161,7 +170,8 @@ class TreeDoubleOracle:
     def _solve_cfr(self, deadline: float) -> list[np.ndarray]:
         """The restricted game's average plans (by the tree's sequences) after a warm-started
         CFR-family solve to ``CFR_SHARE`` of the last NashConv, or to ``deadline``."""
-        run = CompiledRun(self.tree, self._restricted, self._regrets, self.variant)
+        run = CompiledRun(self.tree, None, self._regrets, self.variant,
+                          restrict(self.game, (self.allowed[0], self.allowed[1])))
         target = max(CFR_SHARE * self._nash_conv, self.tolerance)
         while True:
             run.run(CFR_CHECK)
@@ -177,11 +187,14 @@ class TreeDoubleOracle:
         HiGHS fails. A CFR-family restricted solve stops at ``deadline`` (a
         ``time.perf_counter()`` reading) if it comes first."""
         players = self.game.players
-        self._restricted = self.allowed_actions()
-        if self.variant is None:
+        if not self.allowed:
+            self._start()
+        if self._lp is not None:
+            self._restricted = self.allowed_actions()
             self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
                                                          self._live())
         else:
+            self._restricted = []  # the allowed actions' masks, built when policies() asks
             self._raw = self._solve_cfr(deadline)
         plans = [completed_plan(raw[player.sequences], allowed, player.start, player.end,
                                 player.parent)

@@ -5,16 +5,19 @@ the CFR family (:mod:`psro.extensive_form.tabular_cfr`: ``pcfr+``, ``dcfr``, ``l
 zero-sum games) by HiGHS's simplex (``lp``) or its interior-point method (``lp_ipm``), neither
 faster on every game, and XDO's double oracle (:mod:`psro.extensive_form.tree_double_oracle`;
 two-player zero-sum games), growing by improving actions, its restricted games solved exactly
-by LPs (``xdo``) or by warm-started CFR+ (``xdo_cfr``).
+by LPs (``xdo``) or by warm-started CFR+ (``xdo_cfr``) or PCFR+ (``xdo_pcfr``).
 
 Exploitability is measured exactly on the tree
 (:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
 over the number of players), after iterations 1 to 10 and then every
 tenth of the iterations run so far, so a crossing is found within 10% of its iteration; ``xdo``
 after each of its iterations. The seconds of a crossing are the solver's own, the measurements
-left out (they cost about one iteration each, some 10% more on the clock). The LP's and
-``xdo``'s include building their matrices and compact arrays; the CFR family's exclude them
-(:class:`TabularCFR` is built before the clock starts).
+left out (they cost about one iteration each, some 10% more on the clock). Every solver
+builds its arrays of the whole game before its clock starts (the CFR family's and the double
+oracles' compact arrays, the LP's constraint matrices: :class:`TabularCFR`,
+:class:`TreeDoubleOracle` and :class:`SequenceFormLP` are built first); everything that
+depends on the solve is timed (for the double oracles: the first restricted game, each
+restricted game's LP or compact arrays, and the passes over the whole game).
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
 LP_SOLVERS = {"lp": "simplex", "lp_ipm": "ipm"}
 """The LP's solvers by name: the method of :data:`~psro.extensive_form.sequence_lp.LP_METHODS`
 each runs (two-player zero-sum games only)."""
-DOUBLE_ORACLES = {"xdo": None, "xdo_cfr": "cfr+"}
+DOUBLE_ORACLES = {"xdo": None, "xdo_cfr": "cfr+", "xdo_pcfr": "pcfr+"}
 """The double oracles (PSRO family) :func:`solve_tree` runs, by name, and each one's
-restricted-game solver: XDO's on restricted LPs (None), and on warm-started CFR+ solves of
-compacted restricted games."""
+restricted-game solver: XDO's on restricted LPs (None), and on warm-started CFR+ or PCFR+
+solves of compacted restricted games."""
 TREE_SOLVERS = (*VARIANTS, *LP_SOLVERS, *DOUBLE_ORACLES)
 """The solvers :func:`solve_tree` runs, by name."""
 ZERO_SUM_SOLVERS = (*LP_SOLVERS, *DOUBLE_ORACLES)
@@ -87,8 +90,9 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
         return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations,
                               DOUBLE_ORACLES[solver])
     if solver in LP_SOLVERS:
+        lp = SequenceFormLP(tree)
         start = time.perf_counter()
-        result.policies, _ = SequenceFormLP(tree).solve(method=LP_SOLVERS[solver])
+        result.policies, _ = lp.solve(method=LP_SOLVERS[solver])
         seconds = time.perf_counter() - start
         result.note(1, seconds, _exploitability(tree, result.policies), thresholds)
         result.stop_reason = "thresholds" if len(result.crossings) == len(thresholds) \
@@ -115,9 +119,7 @@ def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[
                    variant: str | None) -> TreeSolve:
     """:func:`solve_tree`'s loop for a double oracle: one measurement after each
     iteration."""
-    start = time.perf_counter()
-    oracle = TreeDoubleOracle(tree, variant=variant)
-    seconds = time.perf_counter() - start
+    oracle, seconds = TreeDoubleOracle(tree, variant=variant), 0.0
     while True:
         start = time.perf_counter()
         oracle.step(start + max(time_budget_s - seconds, 0.0))

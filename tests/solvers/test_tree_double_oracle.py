@@ -1,6 +1,7 @@
 """XDO's double oracle as a whole-game solver (``psro solve-tree GAME --solver xdo``, and
-``xdo_cfr`` with CFR+ restricted solves): it ends at the game's value and at a profile OpenSpiel
-finds unexploitable (with CFR+, it converges); its compiled passes give what
+``xdo_cfr`` and ``xdo_pcfr`` with CFR+ and PCFR+ restricted solves): it ends at the game's value
+and at a profile OpenSpiel finds unexploitable (with CFR+ or PCFR+, it converges); its compiled
+restriction of the game is :func:`compact_game`'s, and its compiled passes give what
 the numpy code written apart gives (the improving actions of :mod:`psro.extensive_form.improving`
 against an exact restricted equilibrium, the tree's best responses, the behaviour policy of an
 LP's plan), on random restricted games."""
@@ -16,7 +17,7 @@ from test_tabular_cfr import _openspiel_policy
 
 from psro.cli import main
 from psro.evaluation.exploitability import exact_exploitability
-from psro.extensive_form.compact import compact_game
+from psro.extensive_form.compact import CompactPlayer, compact_game, restrict
 from psro.extensive_form.double_oracle_kernel import (
     best_actions,
     completed_plan,
@@ -55,14 +56,15 @@ def test_it_ends_at_the_game_value_and_an_unexploitable_profile(game, value, tol
     assert 0 < oracle.share() < 1
 
 
+@pytest.mark.parametrize("variant", ["cfr+", "pcfr+"])
 @pytest.mark.parametrize("game, target", [("kuhn_poker", 1e-6), ("leduc_poker", 1e-4)])
-def test_with_cfr_restricted_solves_it_converges(game, target):
-    """With warm-started CFR+ restricted solves: each iteration's exploitability is OpenSpiel's
-    measure of its average profile, the restricted game only grows, and the target is reached
-    in a few dozen iterations."""
+def test_with_cfr_restricted_solves_it_converges(game, target, variant):
+    """With warm-started CFR+ or PCFR+ restricted solves: each iteration's exploitability is
+    OpenSpiel's measure of its average profile, the restricted game only grows, and the target
+    is reached in a few dozen iterations."""
     pyspiel_game = pyspiel.load_game(game)
     tree = SequenceFormGame(pyspiel_game)
-    oracle = TreeDoubleOracle(tree, variant="cfr+")
+    oracle = TreeDoubleOracle(tree, variant=variant)
     shares = []
     while oracle.exploitability > target:
         measured = oracle.step()
@@ -147,6 +149,30 @@ def test_the_compiled_passes_agree_with_the_numpy_code_on_random_restricted_game
         assert np.array_equal(mine.any(axis=1), theirs.any(axis=1))
         assert not (mine & allowed[p]).any()
         assert (mine & ~theirs).sum() + (theirs & ~mine).sum() <= 2 * _near_ties(theirs)
+
+
+@settings(max_examples=12, deadline=None)
+@given(game=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000),
+       keep=st.floats(0.2, 0.9))
+def test_the_compiled_restriction_is_the_compact_game_of_the_restricted_game(game, seed, keep):
+    """:func:`restrict` on the whole game's compact arrays gives, array for array, what
+    :func:`compact_game` builds from the tree for the same random restricted game."""
+    tree = TREES[game]
+    allowed = _restricted(tree, seed, keep)
+    whole = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
+    compact_allowed = [allowed[p][tree.players[p].seq_infoset[player.sequences],
+                                  tree.players[p].seq_action[player.sequences]]
+                       for p, player in enumerate(whole.players)]
+    for p in range(2):
+        compact_allowed[p][0] = True
+    mine, theirs = restrict(whole, tuple(compact_allowed)), compact_game(tree, allowed)
+    assert np.array_equal(mine.leaves, theirs.leaves)
+    for p in range(2):
+        for name in CompactPlayer._fields:
+            assert np.array_equal(getattr(mine.players[p], name),
+                                  getattr(theirs.players[p], name)), name
+        assert np.array_equal(mine.leaf_seqs[p], theirs.leaf_seqs[p])
+        assert np.array_equal(mine.leaf_weights[p], theirs.leaf_weights[p])
 
 
 def _near_ties(found: np.ndarray) -> int:
