@@ -78,7 +78,7 @@ def restrict(game: CompactGame, allowed: tuple[np.ndarray, np.ndarray]) -> Compa
     True; an allowed action at every information set the restricted game reaches). Equal to
     :func:`compact_game` of the same restricted game (its arrays index the tree, as
     :func:`compact_game`'s do), in one compiled pass over ``game`` instead of numpy passes over
-    the tree: on liar's dice about 0.3 ms against 5 ms."""
+    the tree: on liar's dice 0.3-0.9 ms against 3-5 ms."""
     first, second = game.players
     parts = restricted_part(*game.leaf_seqs, *game.leaf_weights, *allowed, first.start,
                             first.end, first.parent, second.start, second.end, second.parent)
