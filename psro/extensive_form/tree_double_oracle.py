@@ -34,7 +34,14 @@ restricted game, the average restarted) until the restricted NashConv is at most
 ``CFR_SHARE`` of the last NashConv in the whole game; the improving actions are taken against
 that approximate equilibrium, and where there are none no best response is added (the next
 solve is tighter instead). It is an anytime method: each iteration's average profile is
-measured, and it only stops at NashConv ``EXACT`` (or at its caller's thresholds).
+measured, and it only stops at NashConv ``EXACT`` (or at its caller's thresholds). Given a
+target exploitability (``step(stop_below=...)``; ``psro solve-tree`` passes the next threshold
+to cross), a long restricted solve also measures its average in the whole game when its
+iterations reach ``WHOLE_CHECK`` and each time they double, and the step ends at the first
+measurement at or below the target; the next step resumes that solve, so the restricted games
+grow as they would without a target (a pass over the whole game costs about one CFR
+iteration of the whole game; on liar's dice this brings 1e-3 from 0.094-0.13 s to
+0.084-0.086 s).
 """
 
 from __future__ import annotations
@@ -67,6 +74,9 @@ NashConv is at most this share of the last restricted equilibrium's NashConv in 
 game."""
 CFR_CHECK = 10
 """Iterations between two of a restricted CFR solve's NashConv checks."""
+WHOLE_CHECK = 40
+"""Iterations of a restricted CFR solve at its first check in the whole game (with a
+``stop_below`` exploitability); the next come each time its iterations double."""
 
 
 class TreeDoubleOracle:
@@ -91,12 +101,17 @@ class TreeDoubleOracle:
         self._regrets = [np.zeros(info.num_sequences) for info in tree.players] \
             if self.variant is not None else []
         self._nash_conv = float("inf")
+        self._run: CompiledRun | None = None
+        """A restricted CFR-family solve that a ``stop_below`` check interrupted."""
+        self._target = self._whole_check = 0.0
         self.allowed: list[np.ndarray] = []
         """Each player's allowed actions by compact sequence (entry 0, the empty sequence,
         True); empty until the first :meth:`step` starts the restricted game."""
         self.iterations = 0
         self.responses = 0
         """Iterations that found no improving action and added best responses' actions."""
+        self.restricted_iterations = 0
+        """CFR-family iterations run on the restricted games so far (0 with the LP)."""
         self._raw: list[np.ndarray] = []
         self._restricted: list[np.ndarray] = []
         self.value = float("nan")
@@ -167,38 +182,44 @@ class TreeDoubleOracle:
                 for p, (raw, allowed) in enumerate(zip(self._raw, self._restricted,
                                                        strict=True))]
 
-    def _solve_cfr(self, deadline: float) -> list[np.ndarray]:
+    def _solve_cfr(self, deadline: float, stop_below: float) -> tuple[list[np.ndarray], bool]:
         """The restricted game's average plans (by the tree's sequences) after a warm-started
-        CFR-family solve to ``CFR_SHARE`` of the last NashConv, or to ``deadline``."""
-        run = CompiledRun(self.tree, None, self._regrets, self.variant,
-                          restrict(self.game, (self.allowed[0], self.allowed[1])))
-        target = max(CFR_SHARE * self._nash_conv, self.tolerance)
+        CFR-family solve to ``CFR_SHARE`` of the last NashConv or to ``deadline``, and
+        whether a check in the whole game (each time the solve's iterations double from
+        ``WHOLE_CHECK``) interrupted it first, the average's exploitability there at most
+        ``stop_below``: the next call then resumes the same solve."""
+        if self._run is None:
+            self._run = CompiledRun(self.tree, None, self._regrets, self.variant,
+                                    restrict(self.game, (self.allowed[0], self.allowed[1])))
+            self._target = max(CFR_SHARE * self._nash_conv, self.tolerance)
+            self._whole_check = WHOLE_CHECK
+        run, begun, interrupted = self._run, self._run.t, False
         while True:
             run.run(CFR_CHECK)
-            if run.nash_conv() <= target or time.perf_counter() >= deadline:
+            if run.nash_conv() <= self._target or time.perf_counter() >= deadline:
                 break
+            if run.t >= self._whole_check:
+                self._whole_check *= 2
+                raw = [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
+                if self._measured(raw)[0] / 2 <= stop_below:
+                    interrupted = True
+                    break
         run.save_regrets(self._regrets)
+        self.restricted_iterations += run.t - begun
+        if not interrupted:
+            self._run = None
         self.value = float("nan")
-        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
+        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())], interrupted
 
-    def step(self, deadline: float = float("inf")) -> float:
-        """One iteration (module docstring); returns the restricted equilibrium's
-        exploitability. :class:`~psro.extensive_form.sequence_lp.LinearProgramError` where
-        HiGHS fails. A CFR-family restricted solve stops at ``deadline`` (a
-        ``time.perf_counter()`` reading) if it comes first."""
+    def _measured(self, raw: list[np.ndarray]) -> tuple[float, int, list[np.ndarray],
+                                                        list[np.ndarray]]:
+        """The whole game's NashConv of the restricted plans ``raw`` (by the tree's sequences),
+        the number of improving actions, those actions (booleans by compact sequence) and the
+        completed plans (by compact sequence)."""
         players = self.game.players
-        if not self.allowed:
-            self._start()
-        if self._lp is not None:
-            self._restricted = self.allowed_actions()
-            self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
-                                                         self._live())
-        else:
-            self._restricted = []  # the allowed actions' masks, built when policies() asks
-            self._raw = self._solve_cfr(deadline)
-        plans = [completed_plan(raw[player.sequences], allowed, player.start, player.end,
+        plans = [completed_plan(one[player.sequences], allowed, player.start, player.end,
                                 player.parent)
-                 for raw, allowed, player in zip(self._raw, self.allowed, players, strict=True)]
+                 for one, allowed, player in zip(raw, self.allowed, players, strict=True)]
         added = [np.zeros_like(a) for a in self.allowed]
         nash_conv, marked = 0.0, 0
         for p, player in enumerate(players):
@@ -207,6 +228,32 @@ class TreeDoubleOracle:
                                             self.allowed[p], self.tolerance, added[p])
             nash_conv += max(gain, 0.0)
             marked += count
+        return nash_conv, marked, added, plans
+
+    def step(self, deadline: float = float("inf"), stop_below: float = 0.0) -> float:
+        """One iteration (module docstring); returns the restricted equilibrium's
+        exploitability. :class:`~psro.extensive_form.sequence_lp.LinearProgramError` where
+        HiGHS fails. A CFR-family restricted solve stops at ``deadline`` (a
+        ``time.perf_counter()`` reading) if it comes first, and as soon as a check of its
+        average finds its exploitability in the whole game at most ``stop_below`` (checks
+        when its iterations reach ``WHOLE_CHECK``, then each time they double: on a long
+        solve, a few passes over the whole game)."""
+        players, interrupted = self.game.players, False
+        if not self.allowed:
+            self._start()
+        if self._lp is not None:
+            self._restricted = self.allowed_actions()
+            self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
+                                                         self._live())
+        else:
+            self._restricted = []  # the allowed actions' masks, built when policies() asks
+            self._raw, interrupted = self._solve_cfr(deadline, stop_below)
+        nash_conv, marked, added, plans = self._measured(self._raw)
+        if interrupted:  # the same restricted solve goes on at the next step
+            self.iterations += 1
+            self.exploitability = nash_conv / 2
+            self.finished = nash_conv <= self.tolerance
+            return self.exploitability
         if marked == 0 and nash_conv > self.tolerance and self.variant is None:
             self.responses += 1
             for p, player in enumerate(players):

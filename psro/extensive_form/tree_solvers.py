@@ -10,14 +10,16 @@ by LPs (``xdo``) or by warm-started CFR+ (``xdo_cfr``) or PCFR+ (``xdo_pcfr``).
 Exploitability is measured exactly on the tree
 (:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
 over the number of players), after iterations 1 to 10 and then every
-tenth of the iterations run so far, so a crossing is found within 10% of its iteration; ``xdo``
-after each of its iterations. The seconds of a crossing are the solver's own, the measurements
-left out (they cost about one iteration each, some 10% more on the clock). Every solver
-builds its arrays of the whole game before its clock starts (the CFR family's and the double
-oracles' compact arrays, the LP's constraint matrices: :class:`TabularCFR`,
-:class:`TreeDoubleOracle` and :class:`SequenceFormLP` are built first); everything that
-depends on the solve is timed (for the double oracles: the first restricted game, each
-restricted game's LP or compact arrays, and the passes over the whole game).
+tenth of the iterations run so far, so a crossing is found within 10% of its iteration; the
+double oracles after each of their iterations (``xdo_cfr`` and ``xdo_pcfr`` are given the next
+threshold to cross as their target, so that a long restricted solve ends its iteration when a
+check finds it crossed: :meth:`TreeDoubleOracle.step`). The seconds of a crossing are the
+solver's own, the measurements left out (they cost about one iteration each, some 10% more
+on the clock). Every solver builds its arrays of the whole game before its clock starts (the
+CFR family's and the double oracles' compact arrays, the LP's constraint matrices:
+:class:`TabularCFR`, :class:`TreeDoubleOracle` and :class:`SequenceFormLP` are built first);
+everything that depends on the solve is timed (for the double oracles: the first restricted
+game, each restricted game's LP or compact arrays, and the passes over the whole game).
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[
     oracle, seconds = TreeDoubleOracle(tree, variant=variant), 0.0
     while True:
         start = time.perf_counter()
-        oracle.step(start + max(time_budget_s - seconds, 0.0))
+        oracle.step(start + max(time_budget_s - seconds, 0.0),
+                    next(t for t in thresholds if t not in result.crossings))
         seconds += time.perf_counter() - start
         result.policies = oracle.policies()
         result.note(oracle.iterations, seconds, _exploitability(tree, result.policies),

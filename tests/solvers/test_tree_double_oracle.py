@@ -75,6 +75,24 @@ def test_with_cfr_restricted_solves_it_converges(game, target, variant):
     assert shares == sorted(shares)
 
 
+@pytest.mark.parametrize("variant", ["cfr+", "pcfr+"])
+def test_a_target_exploitability_ends_a_long_restricted_solve_early(variant):
+    """On Leduc, asked to stop below 1e-4, the restricted solves reach it with fewer CFR
+    iterations than without (its checks in the whole game end the solve that crosses it),
+    and the exploitability returned is OpenSpiel's."""
+    pyspiel_game = pyspiel.load_game("leduc_poker")
+    tree = TREES["leduc_poker"]
+    counts = []
+    for stop_below in (0.0, 1e-4):
+        oracle = TreeDoubleOracle(tree, variant=variant)
+        while oracle.step(stop_below=stop_below) > 1e-4:
+            assert oracle.iterations <= 40
+        reference = exploitability(pyspiel_game, _openspiel_policy(tree, oracle.policies()))
+        assert oracle.exploitability == pytest.approx(reference, abs=1e-12)
+        counts.append(oracle.restricted_iterations)
+    assert counts[1] < counts[0]
+
+
 def test_a_cfr_restricted_solve_stops_at_the_time_budget():
     tree = TREES["leduc_poker"]
     result = solve_tree(tree, "xdo_cfr", (1e-12,), time_budget_s=0.05)
