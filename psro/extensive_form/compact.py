@@ -72,20 +72,36 @@ def compact_game(tree: SequenceFormGame, allowed: list[np.ndarray]) -> CompactGa
     return CompactGame(tuple(players), seqs, weights, kept)
 
 
-def restrict(game: CompactGame, allowed: tuple[np.ndarray, np.ndarray]) -> CompactGame:
+def restriction_buffers(game: CompactGame) -> tuple[np.ndarray, ...]:
+    """Buffers :func:`restrict` can write a restricted game of ``game`` into: one entry per
+    leaf of ``game`` for the leaves kept, each player's sequences at them and their weights."""
+    size = len(game.leaves)
+    return (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+            np.empty(size, dtype=np.int64), np.empty(size), np.empty(size))
+
+
+def restrict(game: CompactGame, allowed: tuple[np.ndarray, np.ndarray],
+             buffers: tuple[np.ndarray, ...] | None = None) -> CompactGame:
     """The compact part of a restricted game of ``game``: ``allowed`` holds each player's
     allowed actions as booleans by ``game``'s compact sequence (entry 0, the empty sequence,
     True; an allowed action at every information set the restricted game reaches). Equal to
     :func:`compact_game` of the same restricted game (its arrays index the tree, as
     :func:`compact_game`'s do), in one compiled pass over ``game`` instead of numpy passes over
-    the tree: on liar's dice 0.3-0.9 ms against 3-5 ms."""
+    the tree: on liar's dice 0.3-0.9 ms against 3-5 ms. Its leaf arrays are views into
+    ``buffers`` (:func:`restriction_buffers` of ``game``; new ones where None), which the next
+    restriction into the same buffers overwrites: a caller that restricts again and again
+    reuses the memory (on Leduc with 13 ranks, fresh memory for 0.56 million leaves costs
+    more than the pass)."""
+    if buffers is None:
+        buffers = restriction_buffers(game)
     first, second = game.players
     parts = restricted_part(*game.leaf_seqs, *game.leaf_weights, *allowed, first.start,
-                            first.end, first.parent, second.start, second.end, second.parent)
+                            first.end, first.parent, second.start, second.end, second.parent,
+                            game.leaves, *buffers)
     players = tuple(CompactPlayer(whole.sequences[part[0]], whole.infosets[part[1]], *part[2:5])
-                    for whole, part in ((first, parts[1:8]), (second, parts[8:15])))
-    return CompactGame(players, (parts[6], parts[13]), (parts[7], parts[14]),
-                       game.leaves[parts[0]])
+                    for whole, part in ((first, parts[1:6]), (second, parts[6:11])))
+    leaves, seqs0, seqs1, weights0, weights1 = (buffer[:parts[0]] for buffer in buffers)
+    return CompactGame(players, (seqs0, seqs1), (weights0, weights1), leaves)
 
 
 def _compact_player(tree: SequenceFormGame, p: int, leaves: np.ndarray
@@ -110,4 +126,4 @@ def _compact_player(tree: SequenceFormGame, p: int, leaves: np.ndarray
                          parent), renumber
 
 
-__all__ = ["CompactGame", "CompactPlayer", "compact_game", "restrict"]
+__all__ = ["CompactGame", "CompactPlayer", "compact_game", "restrict", "restriction_buffers"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from psro.extensive_form.cfr_kernel import matched, nash_conv, plan_of, run_iterations
 from psro.extensive_form.cfr_variants import CFRVariant, variant_named
-from psro.extensive_form.compact import CompactGame, compact_game
+from psro.extensive_form.compact import CompactGame, compact_game, restriction_buffers
 from psro.extensive_form.sequence_form import SequenceFormGame
 
 
@@ -124,7 +124,8 @@ def _load_double_oracle_kernels(game: CompactGame) -> None:
     kernel.live_part(*game.leaf_seqs, *allowed, first.start, first.end, first.parent,
                      second.start, second.end, second.parent)
     kernel.restricted_part(*game.leaf_seqs, *game.leaf_weights, *allowed, first.start,
-                           first.end, first.parent, second.start, second.end, second.parent)
+                           first.end, first.parent, second.start, second.end, second.parent,
+                           game.leaves, *restriction_buffers(game))
     kernel.completed_plan(plans[0], allowed[0], first.start, first.end, first.parent)
     leaves = (game.leaf_seqs[0], game.leaf_seqs[1], game.leaf_weights[0], plans[1])
     kernel.best_actions(*leaves, first.start, first.end, first.parent,

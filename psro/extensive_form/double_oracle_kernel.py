@@ -150,28 +150,31 @@ def _kept_player(reached, infosets, start, end, parent):
 
 @njit(cache=True)
 def restricted_part(seqs0, seqs1, weights0, weights1, allowed0, allowed1, start0, end0,
-                    parent0, start1, end1, parent1):
+                    parent0, start1, end1, parent1, tree_leaves, out_leaves, out_seqs0,
+                    out_seqs1, out_weights0, out_weights1):
     """The compact part of the restricted game ``allowed0``/``allowed1`` (booleans by compact
-    sequence) of a compact game: the part :func:`live_part` finds, renumbered as
-    :func:`psro.extensive_form.compact.compact_game` numbers it (the kept information sets
-    in their order, each one's kept sequences in theirs). Returns (kept leaves, then for each
-    player: the kept sequences, the kept information sets, start, end, parent, the kept leaves'
-    sequences in the new numbering and their weights), every index into the given game."""
+    sequence) of a compact game whose leaves are the tree's ``tree_leaves``: the part
+    :func:`live_part` finds, renumbered as :func:`psro.extensive_form.compact.compact_game`
+    numbers it (the kept information sets in their order, each one's kept sequences in
+    theirs). The kept leaves go into the first entries of the ``out_`` buffers (each as long
+    as the game's leaves): the tree's leaf, each player's sequence in the new numbering and
+    the weights. Returns (the number of kept leaves, then for each player the kept sequences
+    and information sets, indices into the given game, and the new start, end and parent)."""
     leaves, reached0, infosets0, reached1, infosets1 = live_part(
         seqs0, seqs1, allowed0, allowed1, start0, end0, parent0, start1, end1, parent1)
-    kept = np.flatnonzero(leaves)
     first = _kept_player(reached0, infosets0, start0, end0, parent0)
     second = _kept_player(reached1, infosets1, start1, end1, parent1)
-    new0, new1 = np.empty(len(kept), dtype=np.int64), np.empty(len(kept), dtype=np.int64)
-    kept0, kept1 = np.empty(len(kept)), np.empty(len(kept))
-    for j in range(len(kept)):
-        z = kept[j]
-        new0[j] = first[5][seqs0[z]]
-        new1[j] = second[5][seqs1[z]]
-        kept0[j] = weights0[z]
-        kept1[j] = weights1[z]
-    return (kept, first[0], first[1], first[2], first[3], first[4], new0, kept0,
-            second[0], second[1], second[2], second[3], second[4], new1, kept1)
+    count = 0
+    for z in range(len(seqs0)):
+        if leaves[z]:
+            out_leaves[count] = tree_leaves[z]
+            out_seqs0[count] = first[5][seqs0[z]]
+            out_seqs1[count] = second[5][seqs1[z]]
+            out_weights0[count] = weights0[z]
+            out_weights1[count] = weights1[z]
+            count += 1
+    return (count, first[0], first[1], first[2], first[3], first[4],
+            second[0], second[1], second[2], second[3], second[4])
 
 
 @njit(cache=True)

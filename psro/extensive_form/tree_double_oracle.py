@@ -51,7 +51,7 @@ import time
 import numpy as np
 
 from psro.extensive_form.cfr_variants import variant_named
-from psro.extensive_form.compact import compact_game, restrict
+from psro.extensive_form.compact import compact_game, restrict, restriction_buffers
 from psro.extensive_form.compiled_cfr import CompiledRun
 from psro.extensive_form.double_oracle_kernel import (
     best_actions,
@@ -101,6 +101,9 @@ class TreeDoubleOracle:
         self._regrets = [np.zeros(info.num_sequences) for info in tree.players] \
             if self.variant is not None else []
         self._nash_conv = float("inf")
+        self._buffers = restriction_buffers(self.game) if self.variant is not None else ()
+        """Where each restricted game's leaf arrays are written (the last one's run is over
+        when the next is cut out)."""
         self._run: CompiledRun | None = None
         """A restricted CFR-family solve that a ``stop_below`` check interrupted."""
         self._target = self._whole_check = 0.0
@@ -190,7 +193,8 @@ class TreeDoubleOracle:
         ``stop_below``: the next call then resumes the same solve."""
         if self._run is None:
             self._run = CompiledRun(self.tree, None, self._regrets, self.variant,
-                                    restrict(self.game, (self.allowed[0], self.allowed[1])))
+                                    restrict(self.game, (self.allowed[0], self.allowed[1]),
+                                             self._buffers))
             self._target = max(CFR_SHARE * self._nash_conv, self.tolerance)
             self._whole_check = WHOLE_CHECK
         run, begun, interrupted = self._run, self._run.t, False

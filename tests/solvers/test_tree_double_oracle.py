@@ -17,7 +17,12 @@ from test_tabular_cfr import _openspiel_policy
 
 from psro.cli import main
 from psro.evaluation.exploitability import exact_exploitability
-from psro.extensive_form.compact import CompactPlayer, compact_game, restrict
+from psro.extensive_form.compact import (
+    CompactPlayer,
+    compact_game,
+    restrict,
+    restriction_buffers,
+)
 from psro.extensive_form.double_oracle_kernel import (
     best_actions,
     completed_plan,
@@ -174,7 +179,8 @@ def test_the_compiled_passes_agree_with_the_numpy_code_on_random_restricted_game
        keep=st.floats(0.2, 0.9))
 def test_the_compiled_restriction_is_the_compact_game_of_the_restricted_game(game, seed, keep):
     """:func:`restrict` on the whole game's compact arrays gives, array for array, what
-    :func:`compact_game` builds from the tree for the same random restricted game."""
+    :func:`compact_game` builds from the tree for the same random restricted game (written
+    into buffers that held another restricted game's arrays)."""
     tree = TREES[game]
     allowed = _restricted(tree, seed, keep)
     whole = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
@@ -183,7 +189,10 @@ def test_the_compiled_restriction_is_the_compact_game_of_the_restricted_game(gam
                        for p, player in enumerate(whole.players)]
     for p in range(2):
         compact_allowed[p][0] = True
-    mine, theirs = restrict(whole, tuple(compact_allowed)), compact_game(tree, allowed)
+    buffers = restriction_buffers(whole)
+    restrict(whole, (np.ones_like(compact_allowed[0]), np.ones_like(compact_allowed[1])),
+             buffers)  # the whole game first: the buffers then hold other numbers
+    mine, theirs = restrict(whole, tuple(compact_allowed), buffers), compact_game(tree, allowed)
     assert np.array_equal(mine.leaves, theirs.leaves)
     for p in range(2):
         for name in CompactPlayer._fields:
