@@ -106,7 +106,7 @@ class TreeDoubleOracle:
         when the next is cut out)."""
         self._run: CompiledRun | None = None
         """A restricted CFR-family solve that a ``stop_below`` check interrupted."""
-        self._target = self._whole_check = 0.0
+        self._target, self._whole_check = 0.0, WHOLE_CHECK
         self.allowed: list[np.ndarray] = []
         """Each player's allowed actions by compact sequence (entry 0, the empty sequence,
         True); empty until the first :meth:`step` starts the restricted game."""
@@ -185,19 +185,21 @@ class TreeDoubleOracle:
                 for p, (raw, allowed) in enumerate(zip(self._raw, self._restricted,
                                                        strict=True))]
 
-    def _solve_cfr(self, deadline: float, stop_below: float) -> tuple[list[np.ndarray], bool]:
+    def _solve_cfr(self, deadline: float, stop_below: float) -> tuple[list[np.ndarray],
+                                                                       tuple | None]:
         """The restricted game's average plans (by the tree's sequences) after a warm-started
-        CFR-family solve to ``CFR_SHARE`` of the last NashConv or to ``deadline``, and
-        whether a check in the whole game (each time the solve's iterations double from
+        CFR-family solve to ``CFR_SHARE`` of the last NashConv or to ``deadline``, and, where
+        a check in the whole game (each time the solve's iterations double from
         ``WHOLE_CHECK``) interrupted it first, the average's exploitability there at most
-        ``stop_below``: the next call then resumes the same solve."""
+        ``stop_below``, that check's :meth:`_measured` (None otherwise): the next call then
+        resumes the same solve."""
         if self._run is None:
             self._run = CompiledRun(self.tree, None, self._regrets, self.variant,
                                     restrict(self.game, (self.allowed[0], self.allowed[1]),
                                              self._buffers))
             self._target = max(CFR_SHARE * self._nash_conv, self.tolerance)
             self._whole_check = WHOLE_CHECK
-        run, begun, interrupted = self._run, self._run.t, False
+        run, begun, checked = self._run, self._run.t, None
         while True:
             run.run(CFR_CHECK)
             if run.nash_conv() <= self._target or time.perf_counter() >= deadline:
@@ -205,15 +207,17 @@ class TreeDoubleOracle:
             if run.t >= self._whole_check:
                 self._whole_check *= 2
                 raw = [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
-                if self._measured(raw)[0] / 2 <= stop_below:
-                    interrupted = True
+                checked = self._measured(raw)
+                if checked[0] / 2 <= stop_below:
                     break
+                checked = None
         run.save_regrets(self._regrets)
         self.restricted_iterations += run.t - begun
-        if not interrupted:
-            self._run = None
         self.value = float("nan")
-        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())], interrupted
+        if checked is not None:
+            return raw, checked
+        self._run = None
+        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())], None
 
     def _measured(self, raw: list[np.ndarray]) -> tuple[float, int, list[np.ndarray],
                                                         list[np.ndarray]]:
@@ -242,7 +246,7 @@ class TreeDoubleOracle:
         average finds its exploitability in the whole game at most ``stop_below`` (checks
         when its iterations reach ``WHOLE_CHECK``, then each time they double: on a long
         solve, a few passes over the whole game)."""
-        players, interrupted = self.game.players, False
+        interrupted = None
         if not self.allowed:
             self._start()
         if self._lp is not None:
@@ -252,15 +256,23 @@ class TreeDoubleOracle:
         else:
             self._restricted = []  # the allowed actions' masks, built when policies() asks
             self._raw, interrupted = self._solve_cfr(deadline, stop_below)
-        nash_conv, marked, added, plans = self._measured(self._raw)
-        if interrupted:  # the same restricted solve goes on at the next step
-            self.iterations += 1
-            self.exploitability = nash_conv / 2
+        if interrupted is None:
+            nash_conv = self._grow(*self._measured(self._raw))
+        else:  # the same restricted solve goes on at the next step; nothing is added
+            nash_conv = interrupted[0]
             self.finished = nash_conv <= self.tolerance
-            return self.exploitability
+        self.iterations += 1
+        self.exploitability = nash_conv / 2
+        return self.exploitability
+
+    def _grow(self, nash_conv: float, marked: int, added: list[np.ndarray],
+              plans: list[np.ndarray]) -> float:
+        """After a finished restricted solve whose :meth:`_measured` is given: add the
+        improving actions (with the LP, a best response's where there are none), or mark the
+        double oracle finished; returns the NashConv."""
         if marked == 0 and nash_conv > self.tolerance and self.variant is None:
             self.responses += 1
-            for p, player in enumerate(players):
+            for p, player in enumerate(self.game.players):
                 best_actions(*self._leaves(p), plans[1 - p], player.start, player.end,
                              player.parent, added[p])
                 added[p] &= ~self.allowed[p]
@@ -270,9 +282,7 @@ class TreeDoubleOracle:
         if not self.finished:
             for allowed, new in zip(self.allowed, added, strict=True):
                 allowed |= new
-        self.iterations += 1
-        self.exploitability = nash_conv / 2
-        return self.exploitability
+        return nash_conv
 
 
 __all__ = ["EXACT", "TreeDoubleOracle"]
