@@ -61,8 +61,29 @@ For each game (2 CPUs, one process):
    their summed times, the ratio, the largest of the restricted LPs' ratios, and the largest
    difference between the two values.
 
+9. the floor of a double oracle on CFR-family restricted solves (``--parts final``): the tree
+   double oracle ``xdo_cfr`` (``psro solve-tree --solver xdo_cfr``) run until its average
+   crosses ``--threshold`` (time, iterations, and its restricted game's share of the actions
+   and of the leaves then); then DCFR, PCFR+ and CFR+ each run on that final restricted game,
+   known in advance, and on the whole game, from scratch, their average measured over the
+   whole game every ``FINAL_CHECK`` iterations (measurements off the clock): iterations and
+   seconds to ``--threshold`` and seconds an iteration. A double oracle ends on a restricted
+   game that holds a ``--threshold`` equilibrium of the whole game, and this one ends on this
+   restricted game: a solve of it alone, from scratch, is about what its last restricted solve
+   costs at best (not a proof: which of the restricted game's equilibria a solve finds
+   differs, and on Leduc DCFR from scratch on ``xdo_cfr``'s last restricted game at 1e-3
+   stays above 1e-2 over the whole game, where ``xdo_cfr``'s warm-started solve crossed
+   1e-3; ``not reached`` in the table). Last, what the
+   equilibrium's own support gives: DCFR to ``--threshold`` / 100 on the whole game, the
+   actions its average plays with probability above ``SUPPORT_FLOOR`` (the most likely
+   where none), and DCFR on the restricted game of those actions, as many iterations as the
+   whole game needed to ``--threshold``: its share of the actions and leaves and its
+   exploitability over the whole game (the restricted game holds an equilibrium of the whole
+   game, but not the opponent's deviations that punish its own other equilibria).
+
 ``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3), ``started`` (4), ``improving``
-(5), ``support`` (6), ``one_sided`` (7) and ``pruned`` (8).
+(5), ``support`` (6), ``one_sided`` (7), ``pruned`` (8) and ``final`` (9).
+Leduc with 13 ranks is the game string ``psro.bench.suites.LEDUC_13``.
 """
 
 from __future__ import annotations
@@ -83,12 +104,17 @@ from scipy.optimize import linprog  # noqa: E402
 import psro  # noqa: E402
 from psro.algorithms.xdo import EQUILIBRIUM, with_lowest_legal  # noqa: E402
 from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
-from psro.extensive_form.compiled_cfr import load_kernels  # noqa: E402
+from psro.extensive_form.cfr_variants import variant_named  # noqa: E402
+from psro.extensive_form.compact import restrict  # noqa: E402
+from psro.extensive_form.compiled_cfr import CompiledRun, load_kernels  # noqa: E402
+from psro.extensive_form.double_oracle_kernel import completed_plan  # noqa: E402
+from psro.extensive_form.double_oracle_kernel import improving_actions as gains  # noqa: E402
 from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
 from psro.extensive_form.reached import live  # noqa: E402
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
 from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP  # noqa: E402
+from psro.extensive_form.tree_double_oracle import TreeDoubleOracle  # noqa: E402
 from psro.extensive_form.tree_solvers import solve_tree  # noqa: E402
 
 GAMES = ("leduc_poker", "liars_dice",
@@ -364,6 +390,111 @@ def support(game: str) -> None:
     print(f"| {game} | {whole:.3g} s | {share:.0%} | " + " | ".join(cells) + " |", flush=True)
 
 
+FINAL_CHECK = 10
+"""Part 9: iterations between two measurements of a solve's average over the whole game."""
+SUPPORT_FLOOR = 1e-6
+"""Part 9: the least probability of an action of the equilibrium's support."""
+
+
+def whole_exploitability(oracle: TreeDoubleOracle, run: CompiledRun,
+                         allowed: list[np.ndarray]) -> float:
+    """The exploitability over the whole game (``oracle.game``) of ``run``'s average, a run on
+    the restricted game ``allowed`` (booleans by the whole game's compact sequence): its plans
+    completed by best play within the restricted game where they do not reach, each player's
+    best-response gain over the whole game, summed, over 2."""
+    game, nash_conv = oracle.game, 0.0
+    plans = [completed_plan(run.on_tree(p, plan)[player.sequences], allowed[p], player.start,
+                            player.end, player.parent)
+             for p, (plan, player) in enumerate(zip(run.average_plans(), game.players,
+                                                    strict=True))]
+    for p, player in enumerate(game.players):
+        gain, _ = gains(game.leaf_seqs[p], game.leaf_seqs[1 - p], game.leaf_weights[p],
+                        plans[1 - p], plans[p], player.start, player.end, player.parent,
+                        allowed[p], np.inf, np.zeros(len(player.sequences), dtype=bool))
+        nash_conv += max(gain, 0.0)
+    return nash_conv / 2
+
+
+def restricted_solve(oracle: TreeDoubleOracle, allowed: list[np.ndarray], variant: str,
+                     threshold: float, budget: float,
+                     iterations: int | None = None) -> tuple[CompiledRun, float, float]:
+    """``variant`` from scratch on the restricted game ``allowed`` of ``oracle.game`` until its
+    average's :func:`whole_exploitability` is at most ``threshold`` (measured every
+    ``FINAL_CHECK`` iterations, off the clock), ``budget`` seconds pass, or (where given)
+    ``iterations`` ran: the run, its seconds, the last exploitability."""
+    tree = oracle.tree
+    run = CompiledRun(tree, None, [np.zeros(info.num_sequences) for info in tree.players],
+                      variant_named(variant), restrict(oracle.game, (allowed[0], allowed[1])))
+    seconds = 0.0
+    while True:
+        start = time.perf_counter()
+        run.run(FINAL_CHECK)
+        seconds += time.perf_counter() - start
+        value = whole_exploitability(oracle, run, allowed)
+        if (value <= threshold and iterations is None) or seconds >= budget or \
+                (iterations is not None and run.t >= iterations):
+            return run, seconds, value
+
+
+def leaf_share(oracle: TreeDoubleOracle, allowed: list[np.ndarray]) -> float:
+    """The share of the whole game's leaves both players of the restricted game ``allowed``
+    reach."""
+    return len(restrict(oracle.game, (allowed[0], allowed[1])).leaves) / len(oracle.game.leaves)
+
+
+def supported(oracle: TreeDoubleOracle, run: CompiledRun) -> list[np.ndarray]:
+    """The actions ``run``'s average (a run on the whole game) plays with probability above
+    ``SUPPORT_FLOOR``, and its most likely one at every information set, by compact
+    sequence."""
+    allowed = []
+    for probs, player in zip(run.average_probs(), oracle.game.players, strict=True):
+        kept = probs > SUPPORT_FLOOR
+        kept[0] = True
+        for first, last in zip(player.start, player.end, strict=True):
+            kept[first + int(np.argmax(probs[first:last]))] = True
+        allowed.append(kept)
+    return allowed
+
+
+def final_restricted(game: str, budget: float, threshold: float) -> None:
+    """Part 9: one table of the rows of its docstring."""
+    tree = psro.game_tree(game)
+    oracle = TreeDoubleOracle(tree, variant="cfr+")
+    seconds, exploitability = 0.0, np.inf
+    while exploitability > threshold and seconds < budget:
+        start = time.perf_counter()
+        exploitability = oracle.step(start + budget - seconds, threshold)
+        seconds += time.perf_counter() - start
+    final = oracle.allowed
+    whole = [np.ones_like(a) for a in final]
+    print(f"\n{game}: `xdo_cfr` to {threshold:g} in {seconds:.3g} s ({oracle.iterations} "
+          f"iterations, {exploitability:.3g}); its restricted game then: "
+          f"{oracle.share():.0%} of the actions, {leaf_share(oracle, final):.0%} of the "
+          f"leaves")
+    table(f"solver | on that final restricted game: iterations, s to {threshold:g} | s an "
+          f"iteration | on the whole game: iterations, s to {threshold:g} | s an iteration",
+          ["dcfr", "pcfr+", "cfr+"], lambda variant: print(
+              "| " + " | ".join([variant] + [cell for allowed in (final, whole) for cell in
+                                             _solve_cells(oracle, allowed, variant, threshold,
+                                                          budget)]) + " |", flush=True))
+    tight, _, _ = restricted_solve(oracle, whole, "dcfr", threshold / 100, budget)
+    needed, _, _ = restricted_solve(oracle, whole, "dcfr", threshold, budget)
+    allowed = supported(oracle, tight)
+    run, _, value = restricted_solve(oracle, allowed, "dcfr", 0.0, budget, needed.t)
+    share = sum(int(a.sum()) - 1 for a in allowed) / sum(len(a) - 1 for a in allowed)
+    print(f"\nThe support of DCFR's average at {threshold / 100:g} ({tight.t:,} iterations): "
+          f"{share:.0%} of the actions, {leaf_share(oracle, allowed):.0%} of the leaves; DCFR "
+          f"on it, {run.t:,} iterations: exploitability {value:.3g} over the whole game",
+          flush=True)
+
+
+def _solve_cells(oracle: TreeDoubleOracle, allowed: list[np.ndarray], variant: str,
+                 threshold: float, budget: float) -> list[str]:
+    run, seconds, value = restricted_solve(oracle, allowed, variant, threshold, budget)
+    reached = "" if value <= threshold else f", not reached ({value:.2g})"
+    return [f"{run.t:,}, {seconds:.3g} s{reached}", f"{seconds / run.t * 1e3:.3g} ms"]
+
+
 def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float:
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     return exact_exploitability(tree, plans).exploitability
@@ -476,7 +607,7 @@ def started_table(args: argparse.Namespace, one_sided_lps: bool) -> None:
         lambda game: started(game, args.dcfr_iterations, args.budget, one_sided_lps))
 
 
-PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided", "pruned")
+PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided", "pruned", "final")
 
 
 def main() -> None:
@@ -511,6 +642,9 @@ def main() -> None:
     if "pruned" in args.parts:
         table("game | restricted LPs | share of the leaves they reach | whole formulation "
               "| pruned | ratio | largest value difference", args.games, pruned)
+    if "final" in args.parts:
+        for game in args.games:
+            final_restricted(game, args.budget, args.threshold)
 
 if __name__ == "__main__":
     main()

@@ -287,6 +287,41 @@ def test_double_oracle_adding_improving_actions_ends_at_an_equilibrium(game_name
     assert 0 < run.share < 1
 
 
+def test_final_restricted_solves_are_measured_over_the_whole_game():
+    """The xdo-floor benchmark's part 9 measures a solve on a restricted game over the whole
+    game: on Leduc, DCFR on ``xdo_cfr``'s restricted game when it crossed 1e-3 (some actions
+    left out) for 100 iterations, and on the whole game to 1e-2 (where it stops, not at its
+    budget): each one's exploitability is OpenSpiel's own of its average policies, to
+    1e-9."""
+    import pyspiel
+    from open_spiel.python.algorithms import exploitability
+
+    from psro.extensive_form.policies import TabularPolicy, to_openspiel
+    from psro.extensive_form.sequence_form import SequenceFormGame
+    from psro.extensive_form.sequence_passes import behaviour
+    from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
+
+    mod = importlib.import_module("bench_xdo_floor")
+    game = pyspiel.load_game("leduc_poker")
+    tree = SequenceFormGame(game, name="leduc_poker")
+    oracle = TreeDoubleOracle(tree, variant="cfr+")
+    while oracle.step(stop_below=1e-3) > 1e-3:
+        pass
+    assert oracle.share() < 1
+    legal = [tree.uniform_policy(p) > 0 for p in range(2)]
+    for allowed, masks in ((oracle.allowed, oracle.allowed_actions()),
+                           ([np.ones_like(a) for a in oracle.allowed], legal)):
+        whole = masks is legal
+        run, _, value = mod.restricted_solve(oracle, allowed, "dcfr", 1e-2, 20.0,
+                                             None if whole else 100)
+        policies = [behaviour(tree, p, run.on_tree(p, plan), masks[p])
+                    for p, plan in enumerate(run.average_plans())]
+        policy = to_openspiel(tree, [TabularPolicy(p, probs)
+                                     for p, probs in enumerate(policies)])
+        assert value == pytest.approx(exploitability.exploitability(game, policy), abs=1e-9)
+        assert value <= 1e-2 if whole else run.t == 100
+
+
 @pytest.mark.parametrize("game_name, value", [("kuhn_poker", -1 / 18),
                                               ("leduc_poker", -0.0856064)])
 def test_one_sided_lps_on_an_equilibriums_support_give_an_equilibrium(game_name, value):
