@@ -423,8 +423,9 @@ def restricted_solve(oracle: TreeDoubleOracle, allowed: list[np.ndarray], varian
     ``FINAL_CHECK`` iterations, off the clock), ``budget`` seconds pass, or (where given)
     ``iterations`` ran: the run, its seconds, the last exploitability."""
     tree = oracle.tree
-    run = CompiledRun(tree, None, [np.zeros(info.num_sequences) for info in tree.players],
-                      variant_named(variant), restrict(oracle.game, (allowed[0], allowed[1])))
+    run = CompiledRun(tree, restrict(oracle.game, (allowed[0], allowed[1])),
+                      [np.zeros(info.num_sequences) for info in tree.players],
+                      variant_named(variant))
     seconds = 0.0
     while True:
         start = time.perf_counter()

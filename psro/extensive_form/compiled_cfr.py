@@ -23,17 +23,16 @@ from psro.extensive_form.sequence_form import SequenceFormGame
 
 
 class CompiledRun:
-    """A CFR-family run on the restricted game ``allowed`` of a two-player ``tree``, started
-    from ``regrets`` (each player's, by the tree's sequences; those of the compact part are
-    copied) with a new average and ``t = 0``; the first iterate is regret matching on them.
-    ``game``: the restricted game's compact part where the caller has it
-    (:func:`~psro.extensive_form.compact.restrict`), so ``allowed`` is not read."""
+    """A CFR-family run on ``game``, the compact part of a restricted game of the two-player
+    ``tree`` (:func:`~psro.extensive_form.compact.compact_game` of its allowed actions, or
+    :func:`~psro.extensive_form.compact.restrict` of a larger compact game), started from
+    ``regrets`` (each player's, by the tree's sequences; those of the compact part are copied)
+    with a new average and ``t = 0``; the first iterate is regret matching on them."""
 
-    def __init__(self, tree: SequenceFormGame, allowed: list[np.ndarray] | None,
-                 regrets: list[np.ndarray], variant: CFRVariant,
-                 game: CompactGame | None = None):
+    def __init__(self, tree: SequenceFormGame, game: CompactGame, regrets: list[np.ndarray],
+                 variant: CFRVariant):
         self.tree = tree
-        self.game: CompactGame = compact_game(tree, allowed) if game is None else game
+        self.game = game
         self.variant = variant
         self.t = 0
         self.regrets = [r[player.sequences].copy()
@@ -104,7 +103,8 @@ def load_kernels() -> float:
     tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
     legal = [tree.uniform_policy(p) > 0 for p in range(2)]
     for variant in ("cfr+", "pcfr+"):
-        run = CompiledRun(tree, legal, [np.zeros(i.num_sequences) for i in tree.players],
+        run = CompiledRun(tree, compact_game(tree, legal),
+                          [np.zeros(i.num_sequences) for i in tree.players],
                           variant_named(variant))
         run.run(2)
         run.nash_conv()

@@ -45,6 +45,7 @@ import numpy as np
 
 from psro.extensive_form import sequence_passes as passes
 from psro.extensive_form.cfr_variants import CFRVariant, variant_named
+from psro.extensive_form.compact import compact_game
 from psro.extensive_form.compiled_cfr import CompiledRun
 from psro.extensive_form.reached import allowed_sequences, others_reach
 from psro.extensive_form.sequence_form import SequenceFormGame
@@ -270,7 +271,8 @@ class RestrictedCFR:
         self.t = 0
         self._game = [np.array(a, copy=True) for a in allowed]
         if self.compiled:
-            self._run = CompiledRun(self.tree, allowed, self.regrets, self.variant)
+            self._run = CompiledRun(self.tree, compact_game(self.tree, allowed),
+                                    self.regrets, self.variant)
             return
         fits = allowed_sequences(self.tree, allowed)
         leaves = others_reach(self.tree, allowed, fits)

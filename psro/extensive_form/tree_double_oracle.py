@@ -194,9 +194,10 @@ class TreeDoubleOracle:
         ``stop_below``, that check's :meth:`_measured` (None otherwise): the next call then
         resumes the same solve."""
         if self._run is None:
-            self._run = CompiledRun(self.tree, None, self._regrets, self.variant,
-                                    restrict(self.game, (self.allowed[0], self.allowed[1]),
-                                             self._buffers))
+            self._run = CompiledRun(self.tree, restrict(self.game, (self.allowed[0],
+                                                                    self.allowed[1]),
+                                                        self._buffers),
+                                    self._regrets, self.variant)
             self._target = max(CFR_SHARE * self._nash_conv, self.tolerance)
             self._whole_check = WHOLE_CHECK
         run, begun, checked = self._run, self._run.t, None

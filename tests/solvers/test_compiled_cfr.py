@@ -75,7 +75,7 @@ def test_the_compact_part_gives_the_trees_returns_and_restricted_nash_conv(name,
         value = game.leaf_weights[p] @ (compact[0][game.leaf_seqs[0]] *
                                         compact[1][game.leaf_seqs[1]])
         assert value == pytest.approx(tree.expected_returns(plans)[p], abs=1e-12)
-    run = CompiledRun(tree, allowed, [np.zeros(i.num_sequences) for i in tree.players],
+    run = CompiledRun(tree, game, [np.zeros(i.num_sequences) for i in tree.players],
                       VARIANTS["cfr+"])
     run.sums = compact
     assert run.nash_conv() == pytest.approx(restricted_nash_conv(tree, policies, allowed),
