@@ -24,12 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from psro.extensive_form.improving import improving_actions, prepared_players
+from psro.extensive_form.improving import REGRET_TOLERANCE, improving_actions, prepared_players
 from psro.extensive_form.sequence_form import SequenceFormGame
-
-REGRET_TOLERANCE = 1e-9
-"""Least counterfactual regret, times the game's largest absolute return, of an improving
-action (the restricted LP's own accuracy is about 1e-9 or better)."""
 
 
 class ImprovingExpansion:

@@ -29,6 +29,12 @@ from psro.extensive_form import sequence_passes as passes
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_passes import SequencePlayer
 
+REGRET_TOLERANCE = 1e-9
+"""Least counterfactual regret, times the game's largest absolute return, of an improving
+action, as both double oracles on improving actions take it (``xdo --xdo-expansion
+improving`` and ``psro solve-tree --solver xdo``): the restricted LP's own accuracy is about
+1e-9 or better."""
+
 
 def prepared_players(tree: SequenceFormGame) -> list[SequencePlayer]:
     """Each player's indices by sequence over every legal action
@@ -114,4 +120,4 @@ def _leaf_values(prepared: list[SequencePlayer],
     return [passes.leaf_values(prep, p, plans) for p, prep in enumerate(prepared)]
 
 
-__all__ = ["best_off_path", "improving_actions", "prepared_players"]
+__all__ = ["REGRET_TOLERANCE", "best_off_path", "improving_actions", "prepared_players"]

@@ -60,14 +60,16 @@ from psro.extensive_form.double_oracle_kernel import (
     live_part,
     uniform_plan,
 )
+from psro.extensive_form.improving import REGRET_TOLERANCE
 from psro.extensive_form.reached import LiveGame
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP, lp_applies
 from psro.extensive_form.sequence_passes import behaviour
 
-EXACT = 1e-9
+EXACT = REGRET_TOLERANCE
 """Least counterfactual regret of an improving action, times the game's largest absolute return
-(the restricted LP's own accuracy is about 1e-9 or better)."""
+(:data:`~psro.extensive_form.improving.REGRET_TOLERANCE`, as ``xdo --xdo-expansion
+improving`` takes it)."""
 CFR_SHARE = 0.3
 """With a CFR-family restricted solver: each restricted solve runs until the restricted game's
 NashConv is at most this share of the last restricted equilibrium's NashConv in the whole
