@@ -120,6 +120,9 @@ class XDOAlgorithm(Algorithm):
                  exact_oracle: bool = True, target_exploitability: float | None = None,
                  expansion: str | None = None):
         self.tree = tree
+        self.scale = return_scale(tree)
+        """The largest absolute return of the game (:func:`return_scale`), which the
+        CFR-family tolerances are relative to."""
         self.exact_oracle = exact_oracle
         """Whether best responses are exact: only then does a restricted game that no response
         extends hold a full-game equilibrium (an approximate response may just have missed
@@ -147,7 +150,7 @@ class XDOAlgorithm(Algorithm):
                               f"{self.solver!r}: use xdo_solver 'lp' or xdo_expansion "
                               f"'responses'")
         self.improving = ImprovingExpansion(tree, self.allowed, EQUILIBRIUM, NOT_RESPONSES,
-                                            return_scale(tree)) \
+                                            self.scale) \
             if self.expansion == "improving" else None  # its cached regrets
         self.lp = SequenceFormLP(tree) if self.solver == "lp" else None
         """The restricted games' LP (``"lp"``)."""
@@ -247,11 +250,6 @@ class XDOAlgorithm(Algorithm):
     def floor(self) -> float:
         """The CFR-family solver's smallest tolerance for this run (:func:`cfr_floor`)."""
         return cfr_floor(self.scale, self.tree.num_players, self.target)
-
-    @property
-    def scale(self) -> float:
-        """The largest absolute return of the game (:func:`return_scale`)."""
-        return return_scale(self.tree)
 
     def _equilibrium(self, allowed: list[np.ndarray]) -> list[np.ndarray]:
         """Both players' restricted equilibrium from one LP

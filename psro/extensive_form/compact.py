@@ -72,6 +72,19 @@ def compact_game(tree: SequenceFormGame, allowed: list[np.ndarray]) -> CompactGa
     return CompactGame(tuple(players), seqs, weights, kept)
 
 
+def by_compact_sequence(tree: SequenceFormGame, game: CompactGame, allowed: list[np.ndarray]
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Each player's allowed actions ``allowed`` (booleans (num_infosets, num_actions) of the
+    two-player ``tree``) as booleans by ``game``'s compact sequence, entry 0 (the empty
+    sequence) True: the form :func:`restrict` takes."""
+    kept = []
+    for p, player in enumerate(game.players):
+        info, seqs = tree.players[p], player.sequences[1:]
+        kept.append(np.concatenate([[True], allowed[p][info.seq_infoset[seqs],
+                                                       info.seq_action[seqs]]]))
+    return kept[0], kept[1]
+
+
 def restriction_buffers(game: CompactGame) -> tuple[np.ndarray, ...]:
     """Buffers :func:`restrict` can write a restricted game of ``game`` into: one entry per
     leaf of ``game`` for the leaves kept, each player's sequences at them and their weights."""
@@ -126,4 +139,5 @@ def _compact_player(tree: SequenceFormGame, p: int, leaves: np.ndarray
                          parent), renumber
 
 
-__all__ = ["CompactGame", "CompactPlayer", "compact_game", "restrict", "restriction_buffers"]
+__all__ = ["CompactGame", "CompactPlayer", "by_compact_sequence", "compact_game", "restrict",
+           "restriction_buffers"]

@@ -15,7 +15,7 @@ place of the maximum; regrets, iterates and plans are arrays with one entry per 
 
 Two engines compute these iterations. Two-player games run compiled
 (:mod:`psro.extensive_form.compiled_cfr`) on the part of the tree both restricted players reach
-(:func:`~psro.extensive_form.compact.compact_game`): on the whole game 3-10 times faster an
+(:func:`~psro.extensive_form.compact.restrict`): on the whole game 3-10 times faster an
 iteration than the numpy passes (CFR+: 3.2-6.2), summed over an ``xdo`` run's restricted games
 4-9 times (``experiments/bench_cfr_engines.py``). Games of more players run the numpy passes,
 over the leaves the other players reach. Both give the same iterates to rounding; warm-started,
@@ -45,7 +45,13 @@ import numpy as np
 
 from psro.extensive_form import sequence_passes as passes
 from psro.extensive_form.cfr_variants import CFRVariant, variant_named
-from psro.extensive_form.compact import compact_game
+from psro.extensive_form.compact import (
+    CompactGame,
+    by_compact_sequence,
+    compact_game,
+    restrict,
+    restriction_buffers,
+)
 from psro.extensive_form.compiled_cfr import CompiledRun
 from psro.extensive_form.reached import allowed_sequences, others_reach
 from psro.extensive_form.sequence_form import SequenceFormGame
@@ -53,7 +59,6 @@ from psro.extensive_form.sequence_passes import SequencePlayer
 
 CHECK_EVERY = 25
 """Iterations between two measurements of the restricted NashConv."""
-
 
 EARLY_CHECKS = (1, 2, 4, 8, 16)
 """Iterations of a warm-started call at which the restricted NashConv is also measured, before
@@ -152,6 +157,10 @@ class RestrictedCFR:
         unless told otherwise; else the numpy passes, as games of more players are."""
         self._run: CompiledRun | None = None
         """The compiled run of the current restricted game."""
+        self._whole: CompactGame | None = None
+        """The whole game's compact arrays, each restricted game's cut out of them (compiled)."""
+        self._buffers: tuple[np.ndarray, ...] = ()
+        """Where each restricted game's leaf arrays are written (:meth:`_compact`)."""
 
     def _iterate(self) -> None:
         """One iteration with alternating updates (later players answer the earlier ones'
@@ -251,10 +260,23 @@ class RestrictedCFR:
         self._advance(iterations)
 
     def continues(self, allowed: list[np.ndarray]) -> bool:
-        """Whether a call on ``allowed`` continues the previous call (the same restricted
-        game)."""
+        """Whether a call on ``allowed`` continues the previous call (the same restricted game)."""
         return self._game is not None and all(
             np.array_equal(a, b) for a, b in zip(allowed, self._game, strict=True))
+
+    def _compact(self, allowed: list[np.ndarray]) -> CompactGame:
+        """The compact part of the two-player restricted game ``allowed``: the whole game's, or
+        cut out of it by :func:`~psro.extensive_form.compact.restrict` (what
+        :func:`~psro.extensive_form.compact.compact_game` of ``allowed`` gives, by one compiled
+        pass), into buffers that the next restricted game's overwrites."""
+        if self._whole is None:
+            self._whole = compact_game(self.tree, [self.tree.uniform_policy(p) > 0
+                                                   for p in range(2)])
+        kept = by_compact_sequence(self.tree, self._whole, allowed)
+        if all(k.all() for k in kept):
+            return self._whole
+        self._buffers = self._buffers or restriction_buffers(self._whole)
+        return restrict(self._whole, kept, self._buffers)
 
     def _start(self, allowed: list[np.ndarray]) -> None:
         """Begin a call on ``allowed``: on the previous call's game, its last iterate (nothing
@@ -271,8 +293,8 @@ class RestrictedCFR:
         self.t = 0
         self._game = [np.array(a, copy=True) for a in allowed]
         if self.compiled:
-            self._run = CompiledRun(self.tree, compact_game(self.tree, allowed),
-                                    self.regrets, self.variant)
+            self._run = CompiledRun(self.tree, self._compact(allowed), self.regrets,
+                                    self.variant)
             return
         fits = allowed_sequences(self.tree, allowed)
         leaves = others_reach(self.tree, allowed, fits)

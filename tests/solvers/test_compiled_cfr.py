@@ -58,6 +58,30 @@ def test_the_compiled_engine_iterates_as_the_numpy_passes(name, seed, keep, vari
                                    atol=1e-10)
 
 
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(name=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000),
+       variant=st.sampled_from(sorted(VARIANTS)))
+def test_one_solver_on_restricted_games_in_turn_iterates_as_the_numpy_passes(name, seed,
+                                                                              variant):
+    """One compiled solver asked for a restricted game, another, the whole game and the first
+    again (each cut out of the whole game's arrays into the same buffers) gives, on each, the
+    restricted NashConv and reached policies of the numpy passes asked the same in turn."""
+    tree = TREES[name]
+    first = _restricted(tree, seed, 0.4)
+    games = [first, _restricted(tree, seed + 1, 0.7), _restricted(tree, seed, 1.0), first]
+    numpy_run = RestrictedCFR(tree, warm=False, variant=variant, compiled=False)
+    compiled = RestrictedCFR(tree, warm=False, variant=variant)
+    for allowed in games:
+        expected = numpy_run.solve(allowed, tolerance=0.0, max_iterations=8)
+        found = compiled.solve(allowed, tolerance=0.0, max_iterations=8)
+        assert found.nash_conv == pytest.approx(expected.nash_conv, rel=1e-9, abs=1e-12)
+        for p in range(2):
+            plan = tree.realization_plan(p, expected.policies[p])
+            reach = plan[tree.players[p].parent_seq] > 0
+            np.testing.assert_allclose(found.policies[p][reach], expected.policies[p][reach],
+                                       atol=1e-10)
+
+
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(name=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000),
        keep=st.sampled_from([0.3, 0.6, 1.0]))
