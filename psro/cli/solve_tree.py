@@ -107,9 +107,9 @@ def run(args) -> int:
         results.append(result)
         cells = " | ".join(_crossing(result.crossings.get(t))
                            for t in sorted(thresholds, reverse=True))
-        last = result.curve[-1]
-        print(f"{name} | {cells} | {last['exploitability']:.3g} | {last['iterations']:,} | "
-              f"{result.stop_reason}", flush=True)
+        final = f"{result.curve[-1]['exploitability']:.3g} | " \
+            f"{result.curve[-1]['iterations']:,}" if result.curve else "- | 0"  # none measured
+        print(f"{name} | {cells} | {final} | {result.stop_reason}", flush=True)
     if args.out:
         _write(args.out, args.game, walk, results)
         print(f"wrote {args.out}")

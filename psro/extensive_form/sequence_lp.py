@@ -26,8 +26,9 @@ Two of HiGHS's methods (:data:`LP_METHODS`): its own choice, the dual simplex on
 (``"simplex"``, the default), and the interior-point method followed by a crossover to a basic
 solution (``"ipm"``). Neither is faster on every game: on the whole of liar's dice the simplex
 takes 1.5 s and the interior point 4.4 s; on goofspiel 6, 13.7 s and 5.4 s; on Leduc with 13
-ranks, 408 s and 35 s (``psro solve-tree GAME --solver lp --solver lp_ipm``; docs: tabular
-solvers).
+ranks, 408 s and 35 s (``psro solve-tree GAME --solver lp --solver lp_ipm --time-budget
+600``; docs: tabular solvers). Given a ``time_limit``, HiGHS stops there
+(:class:`LinearProgramTimeout`): ``psro solve-tree`` gives it the seconds left of its budget.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ class LinearProgramError(RuntimeError):
     """HiGHS did not solve the LP (its message says why)."""
 
 
+class LinearProgramTimeout(LinearProgramError):
+    """HiGHS reached the time limit it was given before it solved the LP."""
+
+
 class SequenceFormLP:
     """The LP's constraint matrices of ``tree`` (two players, zero-sum), built once; each
     :meth:`solve` keeps the part of them its restricted game reaches (:func:`live`)."""
@@ -67,25 +72,28 @@ class SequenceFormLP:
         self._flow = sp.hstack([flow, sp.csr_matrix((flow.shape[0],
                                                      self._dual[1].shape[1]))]).tocsr()
 
-    def solve(self, allowed: list[np.ndarray] | None = None,
-              method: str = "simplex") -> tuple[list[np.ndarray], float]:
+    def solve(self, allowed: list[np.ndarray] | None = None, method: str = "simplex",
+              time_limit: float | None = None) -> tuple[list[np.ndarray], float]:
         """Both players' equilibrium policies (num_infosets, num_actions) of the game whose
         players take only the ``allowed`` actions (boolean, one array per player; None: every
         legal action), and player 0's value, by HiGHS's ``method`` (a name of
-        :data:`LP_METHODS`). :class:`LinearProgramError` where HiGHS fails; ``ValueError``
-        for an unknown method."""
+        :data:`LP_METHODS`) in at most ``time_limit`` seconds (None: no limit).
+        :class:`LinearProgramTimeout` where the time runs out first,
+        :class:`LinearProgramError` where HiGHS fails otherwise; ``ValueError`` for an
+        unknown method."""
         if allowed is None:
             allowed = [self.tree.uniform_policy(p) > 0 for p in range(2)]
-        plans, value = self.solve_plans(allowed, method)
+        plans, value = self.solve_plans(allowed, method, time_limit=time_limit)
         return [behaviour(self.tree, p, plan, allowed[p]) for p, plan in enumerate(plans)], value
 
     def solve_plans(self, allowed: list[np.ndarray], method: str = "simplex",
-                    reached: LiveGame | None = None) -> tuple[list[np.ndarray], float]:
+                    reached: LiveGame | None = None,
+                    time_limit: float | None = None) -> tuple[list[np.ndarray], float]:
         """:meth:`solve`'s equilibrium as the LP gives it: each player's realization plan
         (num_sequences,), 0 off the part of the game both restricted players reach (where the
         LP leaves a player free), and player 0's value. ``reached``: that part
         (:func:`~psro.extensive_form.reached.live` of ``allowed``), where the caller has
-        it."""
+        it; ``time_limit``: as :meth:`solve`'s."""
         if method not in LP_METHODS:
             raise ValueError(f"unknown LP method {method!r}; accepted: {', '.join(LP_METHODS)}")
         if reached is None:
@@ -106,7 +114,11 @@ class SequenceFormLP:
         b_eq[0] = 1.0
         result = linprog(cost, A_ub=self._inequalities[rows][:, columns],
                          b_ub=np.zeros(len(rows)), A_eq=self._flow[flows][:, columns], b_eq=b_eq,
-                         bounds=bounds, method=LP_METHODS[method])
+                         bounds=bounds, method=LP_METHODS[method],
+                         options={} if time_limit is None else {"time_limit": time_limit})
+        if result.status == 1 and time_limit is not None:
+            raise LinearProgramTimeout(f"no solution within the time limit of "
+                                       f"{time_limit:.3g} s ({result.message})")
         if result.status != 0:
             raise LinearProgramError(result.message)
         plan_0, plan_1 = np.zeros(s_0), np.zeros(len(theirs))
@@ -115,4 +127,5 @@ class SequenceFormLP:
         return [plan_0, plan_1], float(-result.fun)
 
 
-__all__ = ["LP_METHODS", "LinearProgramError", "SequenceFormLP", "lp_applies"]
+__all__ = ["LP_METHODS", "LinearProgramError", "LinearProgramTimeout", "SequenceFormLP",
+           "lp_applies"]

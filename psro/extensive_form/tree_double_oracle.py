@@ -244,8 +244,10 @@ class TreeDoubleOracle:
     def step(self, deadline: float = float("inf"), stop_below: float = 0.0) -> float:
         """One iteration (module docstring); returns the restricted equilibrium's
         exploitability. :class:`~psro.extensive_form.sequence_lp.LinearProgramError` where
-        HiGHS fails. A CFR-family restricted solve stops at ``deadline`` (a
-        ``time.perf_counter()`` reading) if it comes first, and as soon as a check of its
+        HiGHS fails, :class:`~psro.extensive_form.sequence_lp.LinearProgramTimeout` where the
+        restricted LP is not solved by ``deadline`` (a ``time.perf_counter()`` reading; nothing
+        is added, a later step solves the same LP). A CFR-family restricted solve stops at
+        ``deadline`` if it comes first, and as soon as a check of its
         average finds its exploitability in the whole game at most ``stop_below`` (checks
         when its iterations reach ``WHOLE_CHECK``, then each time they double: on a long
         solve, a few passes over the whole game)."""
@@ -254,8 +256,9 @@ class TreeDoubleOracle:
             self._start()
         if self._lp is not None:
             self._restricted = self.allowed_actions()
+            left = None if deadline == float("inf") else max(deadline - time.perf_counter(), 0.0)
             self._raw, self.value = self._lp.solve_plans(self._restricted, self.method,
-                                                         self._live())
+                                                         self._live(), left)
         else:
             self._restricted = []  # the allowed actions' masks, built when policies() asks
             self._raw, interrupted = self._solve_cfr(deadline, stop_below)

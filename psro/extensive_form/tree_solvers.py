@@ -32,7 +32,7 @@ import numpy as np
 from psro.backends.threads import one_blas_thread
 from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import SequenceFormLP, lp_applies
+from psro.extensive_form.sequence_lp import LinearProgramTimeout, SequenceFormLP, lp_applies
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
 from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
 
@@ -56,7 +56,9 @@ class TreeSolve:
     ``{"iterations", "seconds"}``; those not crossed are missing), the final average
     ``policies`` (one (num_infosets, num_actions) array per player), and why it stopped
     (``"thresholds"``, ``"time_budget"``, ``"max_iterations"``, or for ``xdo``
-    ``"restricted_game_complete"``: nothing to add, an equilibrium to the LP's tolerance)."""
+    ``"restricted_game_complete"``: nothing to add, an equilibrium to the LP's tolerance).
+    ``curve`` and ``policies`` are empty where the time budget ran out before the first
+    measurement (an LP that HiGHS had not solved by then)."""
 
     solver: str
     curve: list[dict] = field(default_factory=list)
@@ -79,8 +81,10 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
                time_budget_s: float = 60.0, max_iterations: int | None = None) -> TreeSolve:
     """Run ``solver`` (a name of :data:`TREE_SOLVERS`) on ``tree`` until every threshold is
     crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran (for
-    ``xdo``, also when its restricted game is complete). ``ValueError`` for an unknown solver,
-    or an LP or ``xdo`` on a game that is not two-player zero-sum."""
+    ``xdo``, also when its restricted game is complete). An LP, the whole game's or ``xdo``'s
+    restricted one, gets the seconds left as HiGHS's time limit, so that no solver runs much
+    past the budget. ``ValueError`` for an unknown solver, or an LP or ``xdo`` on a game that
+    is not two-player zero-sum."""
     if solver not in TREE_SOLVERS:
         raise ValueError(f"unknown tree solver {solver!r}; accepted: {', '.join(TREE_SOLVERS)}")
     thresholds = tuple(sorted(thresholds, reverse=True))
@@ -94,7 +98,11 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
     if solver in LP_SOLVERS:
         lp = SequenceFormLP(tree)
         start = time.perf_counter()
-        result.policies, _ = lp.solve(method=LP_SOLVERS[solver])
+        try:
+            result.policies, _ = lp.solve(method=LP_SOLVERS[solver], time_limit=time_budget_s)
+        except LinearProgramTimeout:  # HiGHS stopped at the budget: no measurement
+            result.stop_reason = "time_budget"
+            return result
         seconds = time.perf_counter() - start
         result.note(1, seconds, _exploitability(tree, result.policies), thresholds)
         result.stop_reason = "thresholds" if len(result.crossings) == len(thresholds) \
@@ -124,8 +132,12 @@ def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[
     oracle, seconds = TreeDoubleOracle(tree, variant=variant), 0.0
     while True:
         start = time.perf_counter()
-        oracle.step(start + max(time_budget_s - seconds, 0.0),
-                    next(t for t in thresholds if t not in result.crossings))
+        try:
+            oracle.step(start + max(time_budget_s - seconds, 0.0),
+                        next(t for t in thresholds if t not in result.crossings))
+        except LinearProgramTimeout:  # a restricted LP outlasted the budget: the last
+            result.stop_reason = "time_budget"  # measurement stands
+            return result
         seconds += time.perf_counter() - start
         result.policies = oracle.policies()
         result.note(oracle.iterations, seconds, _exploitability(tree, result.policies),

@@ -17,7 +17,12 @@ from psro.cli import main
 from psro.extensive_form.reached import live
 from psro.extensive_form.restricted_cfr import restricted_nash_conv
 from psro.extensive_form.sequence_form import SequenceFormGame
-from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP
+from psro.extensive_form.sequence_lp import (
+    LP_METHODS,
+    LinearProgramError,
+    LinearProgramTimeout,
+    SequenceFormLP,
+)
 from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
 
 
@@ -195,6 +200,29 @@ def test_a_budget_of_iterations_stops_a_cfr_solver_there():
     result = solve_tree(tree, "dcfr", (1e-12,), max_iterations=37)
     assert result.stop_reason == "max_iterations" and result.curve[-1]["iterations"] == 37
     assert [r["iterations"] for r in result.curve][:10] == list(range(1, 11))
+
+
+@pytest.mark.parametrize("solver", ["lp", "lp_ipm", "xdo"])
+def test_an_lp_is_stopped_at_the_time_budget(solver, capsys):
+    """The whole game's LP and ``xdo``'s restricted LPs get the budget's seconds as HiGHS's
+    time limit: with a budget HiGHS cannot meet, the solver stops there with nothing measured
+    (on liar's dice the whole LP by simplex takes about a second; on Leduc with 13 ranks,
+    minutes), and the command prints its row with no crossing."""
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
+    result = solve_tree(tree, solver, (1e-3,), time_budget_s=1e-9)
+    assert result.stop_reason == "time_budget"
+    assert result.crossings == {} and result.curve == [] and result.policies == []
+    assert solve_tree(tree, solver, (1e-3,), time_budget_s=30).stop_reason == "thresholds"
+    assert main(["solve-tree", "kuhn_poker", "--solver", solver, "--thresholds", "1e-3",
+                 "--time-budget", "1e-9"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{solver} | - | - | 0 | time_budget"
+
+
+def test_an_lp_past_its_time_limit_is_a_timeout_error():
+    tree = SequenceFormGame(pyspiel.load_game("kuhn_poker"))
+    with pytest.raises(LinearProgramTimeout, match="time limit of 0 s"):
+        SequenceFormLP(tree).solve(time_limit=0.0)
+    assert issubclass(LinearProgramTimeout, LinearProgramError)
 
 
 def test_the_command_prints_a_row_per_solver_and_writes_the_curves(tmp_path, capsys):
