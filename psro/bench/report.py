@@ -160,7 +160,11 @@ def _walkable(out: Path, game: dict, labels: list[str], rows: list, panels: list
 
 def _reference_line(game: dict, label: str, solved: list[dict], budget: float,
                     labels: list[str], rows: list, curves: list) -> None:
-    """A tabular solver's reference line: its curve and its table row."""
+    """A tabular solver's reference line: its curve and its table row (a row of blanks where
+    it measured nothing in the budget: an LP that HiGHS had not solved by then)."""
+    if not solved:
+        rows.append(table_row(game, label, "1", (math.nan, math.nan), (math.nan, math.nan), ""))
+        return
     x = np.array([r["wall_time_s"] for r in solved])
     y = np.array([r["exploitability"] for r in solved])
     curve = interval(x, y[None, :])

@@ -93,6 +93,28 @@ def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_d
     assert bound["key"]["response_steps"] == 1000 and len(bound["curves"]) == 2
 
 
+def test_a_reference_line_that_measured_nothing_is_a_row_of_blanks(suite_dir, tmp_path):
+    """An LP that HiGHS had not solved within the budget leaves its reference line empty
+    (``psro solve-tree``'s time limit): the report still writes, with that line's row
+    blank."""
+    import shutil
+
+    out, _ = suite_dir
+    copy = tmp_path / "suite"
+    shutil.copytree(out, copy)
+    path = copy / "kuhn" / "reference.json"
+    reference = json.loads(path.read_text())
+    reference["tree_solvers"]["lp"] = []
+    path.write_text(json.dumps(reference))
+    md = write_suite_report(copy)
+    rows = {(r["game"], r["method"]): r
+            for r in csv.DictReader((md.parent / "results.csv").open())}
+    assert rows[("Kuhn", "sequence-form LP")]["thresholds"] == ""
+    assert float(rows[("Kuhn", "sequence-form LP (interior point)")]["exploitability_final"]) \
+        < 1e-9
+    assert "| Kuhn | sequence-form LP | 1 | n/a | n/a | - | - | - |" in md.read_text()
+
+
 def _exact_seat_values(game, tree, a_path, b_path) -> tuple[float, float]:
     """A's exact expected return against B as player 0 and as player 1 (Kuhn), each meta-policy
     a mixture of whole members, every pair of members valued by OpenSpiel's policy_value."""
