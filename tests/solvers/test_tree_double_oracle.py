@@ -19,6 +19,7 @@ from psro.cli import main
 from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.compact import (
     CompactPlayer,
+    by_compact_sequence,
     compact_game,
     restrict,
     restriction_buffers,
@@ -138,7 +139,7 @@ def test_the_compiled_passes_agree_with_the_numpy_code_on_random_restricted_game
     gains = exact_exploitability(tree, tree_plans).gains
     numpy_found = numpy_improving_actions(tree, prepared_players(tree), policies,
                                           EXACT * scale, tree_plans, allowed)
-    compact_allowed = _by_compact_sequence(tree, whole, allowed)
+    compact_allowed = by_compact_sequence(tree, whole, allowed)
     parts = live_part(*whole.leaf_seqs, *compact_allowed,
                       *(getattr(player, name) for player in whole.players
                         for name in ("start", "end", "parent")))
@@ -180,11 +181,11 @@ def test_the_compiled_restriction_is_the_compact_game_of_the_restricted_game(gam
     tree = TREES[game]
     allowed = _restricted(tree, seed, keep)
     whole = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
-    compact_allowed = _by_compact_sequence(tree, whole, allowed)
+    compact_allowed = by_compact_sequence(tree, whole, allowed)
     buffers = restriction_buffers(whole)
     restrict(whole, (np.ones_like(compact_allowed[0]), np.ones_like(compact_allowed[1])),
              buffers)  # the whole game first: the buffers then hold other numbers
-    mine, theirs = restrict(whole, tuple(compact_allowed), buffers), compact_game(tree, allowed)
+    mine, theirs = restrict(whole, compact_allowed, buffers), compact_game(tree, allowed)
     assert np.array_equal(mine.leaves, theirs.leaves)
     for p in range(2):
         for name in CompactPlayer._fields:
@@ -192,18 +193,6 @@ def test_the_compiled_restriction_is_the_compact_game_of_the_restricted_game(gam
                                   getattr(theirs.players[p], name)), name
         assert np.array_equal(mine.leaf_seqs[p], theirs.leaf_seqs[p])
         assert np.array_equal(mine.leaf_weights[p], theirs.leaf_weights[p])
-
-
-def _by_compact_sequence(tree: SequenceFormGame, whole, allowed: list[np.ndarray]
-                         ) -> list[np.ndarray]:
-    """Each player's allowed actions (num_infosets, num_actions) as booleans by ``whole``'s
-    compact sequence, the empty sequence True."""
-    out = [allowed[p][tree.players[p].seq_infoset[player.sequences],
-                      tree.players[p].seq_action[player.sequences]]
-           for p, player in enumerate(whole.players)]
-    for mask in out:
-        mask[0] = True
-    return out
 
 
 def _near_ties(found: np.ndarray) -> int:
