@@ -102,7 +102,8 @@ import pyspiel  # noqa: E402
 from scipy.optimize import linprog  # noqa: E402
 
 import psro  # noqa: E402
-from psro.algorithms.xdo import EQUILIBRIUM, with_lowest_legal  # noqa: E402
+from psro.algorithms.xdo import EQUILIBRIUM  # noqa: E402
+from psro.algorithms.xdo_responses import with_lowest_legal  # noqa: E402
 from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
 from psro.extensive_form.cfr_variants import variant_named  # noqa: E402
 from psro.extensive_form.compact import restrict  # noqa: E402

@@ -57,6 +57,7 @@ from psro import oracles
 from psro.algorithms.base import Algorithm, AlgorithmEntry
 from psro.algorithms.xdo_defaults import default_expansion, default_solver, return_scale
 from psro.algorithms.xdo_improving import ImprovingExpansion
+from psro.algorithms.xdo_responses import ResponseActions
 from psro.context import GameContext
 from psro.errors import ConfigError, MetaSolverError
 from psro.extensive_form.policies import TabularPolicy
@@ -103,14 +104,6 @@ def cfr_tolerance(metrics: list[dict], scale: float, floor: float) -> float:
     return max(tolerance, floor)
 
 
-def with_lowest_legal(allowed: np.ndarray, legal: list) -> np.ndarray:
-    """``allowed`` (boolean (num_infosets, num_actions), changed in place) with the lowest
-    ``legal`` action at each information set where it allows none: a restricted game acts."""
-    for i in np.flatnonzero(~allowed.any(axis=1)):
-        allowed[i, legal[i][0]] = True
-    return allowed
-
-
 class XDOAlgorithm(Algorithm):
     """Extensive-form double oracle (see the module docstring)."""
 
@@ -123,6 +116,8 @@ class XDOAlgorithm(Algorithm):
         self.scale = return_scale(tree)
         """The largest absolute return of the game (:func:`return_scale`), which the
         CFR-family tolerances are relative to."""
+        self.responses = ResponseActions(tree, NOT_RESPONSES)
+        """The restricted games of best-response members, kept to extend."""
         self.exact_oracle = exact_oracle
         """Whether best responses are exact: only then does a restricted game that no response
         extends hold a full-game equilibrium (an approximate response may just have missed
@@ -167,13 +162,9 @@ class XDOAlgorithm(Algorithm):
 
     def allowed(self, player: int, members: list) -> np.ndarray:
         """Boolean (num_infosets, num_actions): the restricted game's actions of ``player``
-        from its best-response members (the lowest legal action where none acts)."""
-        info = self.tree.players[player]
-        allowed = np.zeros((info.num_infosets, self.tree.num_actions), dtype=bool)
-        for member in members:
-            if member.metadata.get("oracle") not in NOT_RESPONSES:
-                allowed |= member.probs > 0
-        return with_lowest_legal(allowed, info.legal)
+        from its best-response members (the lowest legal action where none acts;
+        :class:`~psro.algorithms.xdo_responses.ResponseActions`)."""
+        return self.responses(player, members)
 
     def restricted(self, populations: list[list]) -> list[np.ndarray]:
         """Each player's boolean (num_infosets, num_actions) restricted game for the newest best

@@ -9,6 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import as_written_before_config_digests, numbers
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import games
 import psro
@@ -373,6 +375,46 @@ def test_xdo_first_best_responses_answer_the_uniform_policy():
                                                               abs=1e-12)
     assert run.metrics[0]["exploitability"] == pytest.approx(
         os_exploitability.exploitability(run.tree.game, uniform), abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(calls=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 8), st.booleans()),
+                      min_size=1, max_size=12),
+       seed=st.integers(0, 10_000))
+def test_xdo_restricted_games_kept_and_extended_are_the_members_actions(calls, seed):
+    """Whatever order populations are asked in (grown, shrunk, asked again, another member list
+    of the same length), a restricted game of best responses is the union of the members'
+    positive-probability actions with the lowest legal action where none acts, computed here
+    from the members alone; uniform and equilibrium members add nothing."""
+    from psro.algorithms.xdo import EQUILIBRIUM, XDOAlgorithm
+    from psro.extensive_form.policies import TabularPolicy
+
+    tree = psro.PSRO("leduc_poker").tree
+    rng = np.random.default_rng(seed)
+
+    def member(p: int, k: int) -> TabularPolicy:
+        legal = tree.uniform_policy(p) > 0
+        probs = legal * (rng.random(legal.shape) < 0.3)
+        probs = probs / np.maximum(probs.sum(axis=1, keepdims=True), 1)
+        oracle = ("exact", "uniform", EQUILIBRIUM)[k % 3]
+        return TabularPolicy(p, probs, metadata={"oracle": oracle})
+
+    xdo = XDOAlgorithm(tree, solver="cfr")
+    pools = [[member(p, k) for k in range(8)] for p in range(2)]
+    other = [[member(p, k) for k in range(8)] for p in range(2)]
+    for player, size, swap in calls:
+        members = (other if swap else pools)[player][:size]
+        expected = np.zeros((tree.players[player].num_infosets, tree.num_actions), bool)
+        for m in members:
+            if m.metadata["oracle"] == "exact":
+                expected |= m.probs > 0
+        for i, legal in enumerate(tree.players[player].legal):
+            if not expected[i].any():
+                expected[i, min(legal)] = True
+        got = xdo.allowed(player, members)
+        np.testing.assert_array_equal(got, expected)
+        got[:] = False  # an answer is the caller's to change
+        np.testing.assert_array_equal(xdo.allowed(player, members), expected)
 
 
 def test_xdo_lp_gives_both_players_an_equilibrium_from_one_lp():

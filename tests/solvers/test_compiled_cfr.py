@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from psro.algorithms.xdo import with_lowest_legal
+from psro.algorithms.xdo_responses import with_lowest_legal
 from psro.extensive_form.cfr_variants import VARIANTS
 from psro.extensive_form.compact import compact_game
 from psro.extensive_form.compiled_cfr import CompiledRun
