@@ -108,8 +108,6 @@ from psro.evaluation.exploitability import exact_exploitability  # noqa: E402
 from psro.extensive_form.cfr_variants import variant_named  # noqa: E402
 from psro.extensive_form.compact import restrict  # noqa: E402
 from psro.extensive_form.compiled_cfr import CompiledRun, load_kernels  # noqa: E402
-from psro.extensive_form.double_oracle_kernel import completed_plan  # noqa: E402
-from psro.extensive_form.double_oracle_kernel import improving_actions as gains  # noqa: E402
 from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
 from psro.extensive_form.reached import live  # noqa: E402
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
@@ -400,20 +398,12 @@ SUPPORT_FLOOR = 1e-6
 def whole_exploitability(oracle: TreeDoubleOracle, run: CompiledRun,
                          allowed: list[np.ndarray]) -> float:
     """The exploitability over the whole game (``oracle.game``) of ``run``'s average, a run on
-    the restricted game ``allowed`` (booleans by the whole game's compact sequence): its plans
-    completed by best play within the restricted game where they do not reach, each player's
-    best-response gain over the whole game, summed, over 2."""
-    game, nash_conv = oracle.game, 0.0
-    plans = [completed_plan(run.on_tree(p, plan)[player.sequences], allowed[p], player.start,
-                            player.end, player.parent)
-             for p, (plan, player) in enumerate(zip(run.average_plans(), game.players,
-                                                    strict=True))]
-    for p, player in enumerate(game.players):
-        gain, _ = gains(game.leaf_seqs[p], game.leaf_seqs[1 - p], game.leaf_weights[p],
-                        plans[1 - p], plans[p], player.start, player.end, player.parent,
-                        allowed[p], np.inf, np.zeros(len(player.sequences), dtype=bool))
-        nash_conv += max(gain, 0.0)
-    return nash_conv / 2
+    the restricted game ``allowed`` (booleans by the whole game's compact sequence):
+    :meth:`TreeDoubleOracle.measured` (its plans completed by best play within the restricted
+    game where they do not reach, each player's best-response gain over the whole game,
+    summed), over 2."""
+    raw = [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
+    return oracle.measured(raw, allowed)[0] / 2
 
 
 def restricted_solve(oracle: TreeDoubleOracle, allowed: list[np.ndarray], variant: str,

@@ -193,7 +193,7 @@ class TreeDoubleOracle:
         CFR-family solve to ``CFR_SHARE`` of the last NashConv or to ``deadline``, and, where
         a check in the whole game (each time the solve's iterations double from
         ``WHOLE_CHECK``) interrupted it first, the average's exploitability there at most
-        ``stop_below``, that check's :meth:`_measured` (None otherwise): the next call then
+        ``stop_below``, that check's :meth:`measured` (None otherwise): the next call then
         resumes the same solve."""
         if self._run is None:
             self._run = CompiledRun(self.tree, restrict(self.game, (self.allowed[0],
@@ -210,7 +210,7 @@ class TreeDoubleOracle:
             if run.t >= self._whole_check:
                 self._whole_check *= 2
                 raw = [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
-                checked = self._measured(raw)
+                checked = self.measured(raw)
                 if checked[0] / 2 <= stop_below:
                     break
                 checked = None
@@ -222,21 +222,23 @@ class TreeDoubleOracle:
         self._run = None
         return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())], None
 
-    def _measured(self, raw: list[np.ndarray]) -> tuple[float, int, list[np.ndarray],
-                                                        list[np.ndarray]]:
-        """The whole game's NashConv of the restricted plans ``raw`` (by the tree's sequences),
+    def measured(self, raw: list[np.ndarray], allowed: list[np.ndarray] | None = None) -> \
+            tuple[float, int, list[np.ndarray], list[np.ndarray]]:
+        """The whole game's NashConv of the restricted plans ``raw`` (each player's, by the
+        tree's sequences), completed by best play within the restricted game ``allowed``
+        (booleans by compact sequence; by default the current one) where they do not reach;
         the number of improving actions, those actions (booleans by compact sequence) and the
         completed plans (by compact sequence)."""
-        players = self.game.players
-        plans = [completed_plan(one[player.sequences], allowed, player.start, player.end,
+        players, allowed = self.game.players, self.allowed if allowed is None else allowed
+        plans = [completed_plan(one[player.sequences], mask, player.start, player.end,
                                 player.parent)
-                 for one, allowed, player in zip(raw, self.allowed, players, strict=True)]
-        added = [np.zeros_like(a) for a in self.allowed]
+                 for one, mask, player in zip(raw, allowed, players, strict=True)]
+        added = [np.zeros_like(a) for a in allowed]
         nash_conv, marked = 0.0, 0
         for p, player in enumerate(players):
             gain, count = improving_actions(*self._leaves(p), plans[1 - p], plans[p],
                                             player.start, player.end, player.parent,
-                                            self.allowed[p], self.tolerance, added[p])
+                                            allowed[p], self.tolerance, added[p])
             nash_conv += max(gain, 0.0)
             marked += count
         return nash_conv, marked, added, plans
@@ -263,7 +265,7 @@ class TreeDoubleOracle:
             self._restricted = []  # the allowed actions' masks, built when policies() asks
             self._raw, interrupted = self._solve_cfr(deadline, stop_below)
         if interrupted is None:
-            nash_conv = self._grow(*self._measured(self._raw))
+            nash_conv = self._grow(*self.measured(self._raw))
         else:  # the same restricted solve goes on at the next step; nothing is added
             nash_conv = interrupted[0]
             self.finished = nash_conv <= self.tolerance
@@ -273,7 +275,7 @@ class TreeDoubleOracle:
 
     def _grow(self, nash_conv: float, marked: int, added: list[np.ndarray],
               plans: list[np.ndarray]) -> float:
-        """After a finished restricted solve whose :meth:`_measured` is given: add the
+        """After a finished restricted solve whose :meth:`measured` is given: add the
         improving actions (with the LP, a best response's where there are none), or mark the
         double oracle finished; returns the NashConv."""
         if marked == 0 and nash_conv > self.tolerance and self.variant is None:
