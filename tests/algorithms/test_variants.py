@@ -764,7 +764,8 @@ def test_xdo_default_solver_is_the_fastest_measured_and_recorded():
     trees = {}
 
     def rule(game, **settings):  # the same choice, each game walked once for the test
-        trees.setdefault(game, SequenceFormGame(pyspiel.load_game(game)))
+        if game not in trees:  # (setdefault would walk the game on every call)
+            trees[game] = SequenceFormGame(pyspiel.load_game(game))
         xdo = XDOAlgorithm(trees[game], **settings)
         return xdo.solver, xdo.expansion
 
