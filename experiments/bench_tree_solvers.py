@@ -1,16 +1,16 @@
 """Benchmark: the tabular solvers of a walked game side by side in one process: the toolkit's
-vectorised PCFR+, DCFR, linear CFR and CFR+, the sequence-form LP and XDO's double oracle on
-restricted LPs (``psro solve-tree``),
-OpenSpiel's C++ CFR+ (the walkable suite's reference line), and the toolkit's fastest PSRO-family
-method (``xdo``, with each of its restricted-game solvers: the LP, CFR+, PCFR+ and DCFR, and the
-LP with either ``xdo_expansion``): time and iterations to each exploitability threshold.
+vectorised PCFR+, DCFR, DCFR+, linear CFR and CFR+, the sequence-form LP and XDO's double oracle
+on restricted LPs (``psro solve-tree``), OpenSpiel's C++ CFR+ (the walkable suite's reference
+line), and the toolkit's fastest PSRO-family method (``xdo``, with each of its restricted-game
+solvers: the LP, CFR+, PCFR+ and DCFR, and the LP with either ``xdo_expansion``): time and
+iterations to each exploitability threshold.
 
 Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice ...]
 [--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel] [--xdo-only] [--solvers ...]
 [--xdo ...]`` (``--xdo-only``: the ``xdo`` rows alone, as its default solver was chosen;
 ``--solvers`` and ``--xdo``: only the named tree solvers and ``xdo`` rows, e.g. ``--solvers
 lp lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the
-restricted LP decides). Each method gets
+restricted LP decides; ``--xdo`` alone: no ``xdo`` row). Each method gets
 ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each
 method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
 (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--skip-openspiel", action="store_true")
     parser.add_argument("--xdo-only", action="store_true")
     parser.add_argument("--solvers", nargs="+", choices=TREE_SOLVERS, default=list(TREE_SOLVERS))
-    parser.add_argument("--xdo", nargs="+", choices=[_name(*m, "-") for m in XDO_METHODS],
+    parser.add_argument("--xdo", nargs="*", choices=[_name(*m, "-") for m in XDO_METHODS],
                         default=[_name(*m, "-") for m in XDO_METHODS])
     args = parser.parse_args()
     thresholds = tuple(float(t) for t in args.thresholds.split(","))

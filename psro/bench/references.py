@@ -1,9 +1,9 @@
 """Reference lines of the walkable tier, measured on the machine that runs the suite: OpenSpiel's
 C++ CFR+ (its average policy's exploitability against wall time), the toolkit's tabular solvers
-of the whole game (:data:`TREE_REFERENCES`: predictive, discounted and linear CFR and, on
-two-player zero-sum games, the sequence-form LP by simplex and by interior point; each until
-the smallest threshold or the budget, its clock without its measurements or the walk of the
-tree, as the suite's methods' clocks leave the walk out) and the uniform policy.
+of the whole game (:data:`TREE_REFERENCES`: predictive CFR+, discounted CFR and CFR+, linear
+CFR and, on two-player zero-sum games, the sequence-form LP by simplex and by interior point;
+each until the smallest threshold or the budget, its clock without its measurements or the walk
+of the tree, as the suite's methods' clocks leave the walk out) and the uniform policy.
 
 Exploitability is NashConv divided by the number of players, as everywhere in the toolkit
 (for two-player zero-sum games, OpenSpiel's ``exploitability``). CFR+'s clock counts only its
@@ -33,10 +33,11 @@ from psro.storage.text_files import read_json
 GROWTH = 1.3
 """CFR+'s average policy is measured after iterations 1, 2, ... growing by this factor (and
 after every iteration where a threshold is crossed between two of them)."""
-VERSION = 4
+VERSION = 5
 """Bumped when the measurement changes, so an old reference file is measured again (3: the
-tabular solvers' lines; 4: the LP by interior point)."""
+tabular solvers' lines; 4: the LP by interior point; 5: DCFR+)."""
 TREE_REFERENCES = {"pcfr+": "PCFR+ (tabular)", "dcfr": "DCFR (tabular)",
+                   "dcfr+": "DCFR+ (tabular)",
                    "lcfr": "linear CFR (tabular)", "lp": "sequence-form LP",
                    "lp_ipm": "sequence-form LP (interior point)"}
 """The toolkit's tabular solvers measured as reference lines, with their labels."""

@@ -13,6 +13,7 @@ from psro.storage.text_files import read_json
 REFERENCE_STYLES = {"CFR+ (OpenSpiel)": {"color": "black", "linestyle": "--"},
                     "PCFR+ (tabular)": {"color": "black", "linestyle": "-."},
                     "DCFR (tabular)": {"color": "0.3", "linestyle": ":"},
+                    "DCFR+ (tabular)": {"color": "0.3", "linestyle": "--"},
                     "linear CFR (tabular)": {"color": "0.45", "linestyle": "-."},
                     "sequence-form LP": {"color": "black", "marker": "*", "linestyle": ""},
                     "uniform policy": {"color": "0.55", "linestyle": ":", "marker": ""}}

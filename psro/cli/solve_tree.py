@@ -13,14 +13,15 @@ from psro.cli.common import CliError
 def add_parser(sub) -> None:
     """The ``solve-tree`` subcommand's arguments."""
     parser = sub.add_parser("solve-tree", help="a walkable game's equilibrium by PCFR+, DCFR, "
-                                               "linear CFR, CFR+, the sequence-form LP or XDO's "
-                                               "double oracle")
+                                               "DCFR+, linear CFR, CFR+, the sequence-form LP "
+                                               "or XDO's double oracle")
     parser.add_argument("game", help="OpenSpiel game string or catalogue name")
     parser.add_argument("--solver", action="append", metavar="NAME",
-                        help="pcfr+, dcfr, lcfr, cfr+, lp (the LP by HiGHS's simplex), lp_ipm "
-                             "(by its interior-point method), xdo, xdo_cfr or xdo_pcfr (XDO's "
-                             "double oracle on restricted LPs, CFR+ or PCFR+ solves); repeat for "
-                             "several, side by side (default: every one the game allows)")
+                        help="pcfr+, dcfr, dcfr+, lcfr, cfr+, lp (the LP by HiGHS's simplex), "
+                             "lp_ipm (by its interior-point method), xdo, xdo_cfr or xdo_pcfr "
+                             "(XDO's double oracle on restricted LPs, CFR+ or PCFR+ solves); "
+                             "repeat for several, side by side (default: every one the game "
+                             "allows)")
     parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6",
                         help="exploitability thresholds whose crossings are timed "
                              "(comma-separated; default 1e-3,1e-4,1e-6)")

@@ -11,6 +11,10 @@ instantaneous counterfactual regrets ``r_t``, then:
   ``lcfr`` is ``alpha = beta = gamma = 1``, ``dcfr`` the paper's ``alpha = 1.5, beta = 0,
   gamma = 2``. Both play regret matching (OpenSpiel's ``discounted_cfr``, whose average
   policies they equal to rounding);
+- ``dcfr+``, discounted CFR+ (Xu et al. 2024): ``R = max(R, 0)`` then ``R`` multiplied by
+  ``t**1.5 / (t**1.5 + 1)``, averaging with ``gamma = 4`` (the authors' setting). Discounting
+  after the floor at iteration ``t`` gives the regrets the authors' rule gives (theirs discount
+  before adding ``r_{t+1}``) times a positive factor, so the same iterates;
 - ``pcfr+``, predictive CFR+ (Farina, Kroer and Sandholm 2021): ``R = max(R, 0)``, quadratic
   averaging (``gamma = 2``), and each iterate is predictive regret matching+ on a prediction
   of the next counterfactual values: the prediction of the leaves' values is the last observed
@@ -62,6 +66,7 @@ class CFRVariant:
 VARIANTS = {
     "pcfr+": CFRVariant("pcfr+", plus=True, alpha=None, beta=None, gamma=2.0, predictive=True),
     "dcfr": CFRVariant("dcfr", plus=False, alpha=1.5, beta=0.0, gamma=2.0),
+    "dcfr+": CFRVariant("dcfr+", plus=True, alpha=1.5, beta=0.0, gamma=4.0),
     "lcfr": CFRVariant("lcfr", plus=False, alpha=1.0, beta=1.0, gamma=1.0),
     "cfr+": CFRVariant("cfr+", plus=True, alpha=None, beta=None, gamma=1.0),
 }

@@ -73,7 +73,8 @@ def test_the_report_tabulates_methods_references_bounds_and_head_to_head(suite_d
         0.4583333333, abs=1e-9)
     assert float(by[("Kuhn", "CFR+ (OpenSpiel)")]["exploitability_final"]) < 1e-3
     # the tabular solvers' lines stop at the smallest threshold (1e-3 here); the LP is exact
-    for label in ("PCFR+ (tabular)", "DCFR (tabular)", "linear CFR (tabular)"):
+    for label in ("PCFR+ (tabular)", "DCFR (tabular)", "DCFR+ (tabular)",
+                  "linear CFR (tabular)"):
         assert float(by[("Kuhn", label)]["exploitability_final"]) <= 1e-3
     for label in ("sequence-form LP", "sequence-form LP (interior point)"):
         assert float(by[("Kuhn", label)]["exploitability_final"]) < 1e-9

@@ -1,7 +1,8 @@
 """The CFR family on the walked sequence form against independent implementations: OpenSpiel's
-Python ``CFRPlusSolver`` and ``discounted_cfr`` (linear and discounted CFR) iterate for
-iterate to 1e-12, predictive CFR+ against a recursive one written here over pyspiel states,
-and every variant's exploitability (OpenSpiel's own) falls to the game's equilibrium."""
+Python ``CFRPlusSolver`` and ``discounted_cfr`` (linear and discounted CFR, and discounted CFR+
+by its regret matching+ reset) iterate for iterate to 1e-12, predictive CFR+ against a
+recursive one written here over pyspiel states, and every variant's exploitability
+(OpenSpiel's own) falls to the game's equilibrium."""
 
 import numpy as np
 import pyspiel
@@ -37,12 +38,28 @@ def _table_of(tree: SequenceFormGame, openspiel_policy) -> list[np.ndarray]:
     return out
 
 
+class _DCFRPlusSolver(discounted_cfr._DCFRSolver):
+    """Discounted CFR+ (Xu et al. 2024: alpha 1.5, gamma 4) from OpenSpiel's own parts: its
+    discounted CFR, whose regrets of each player are floored at 0 by OpenSpiel's regret
+    matching+ reset before its discount is applied."""
+
+    def __init__(self, game: pyspiel.Game):
+        super().__init__(game, alternating_updates=True, linear_averaging=True,
+                         regret_matching_plus=True, alpha=1.5, beta=0.0, gamma=4.0)
+
+    def _compute_counterfactual_regret_for_player(self, state, *args, **kwargs):
+        value = super()._compute_counterfactual_regret_for_player(state, *args, **kwargs)
+        if state is self._root_node:  # the whole pass (it recurses) is done: floor, then
+            cfr._apply_regret_matching_plus_reset(self._info_state_nodes)  # the discount
+        return value
+
+
 @pytest.mark.parametrize("game, iterations", [
     ("kuhn_poker", 60), ("leduc_poker", 6),
     ("liars_dice(dice_sides=4)", 10)])  # information sets of up to 9 actions
 @pytest.mark.parametrize("variant, reference", [
     ("cfr+", cfr.CFRPlusSolver), ("lcfr", discounted_cfr.LCFRSolver),
-    ("dcfr", discounted_cfr.DCFRSolver)])
+    ("dcfr", discounted_cfr.DCFRSolver), ("dcfr+", _DCFRPlusSolver)])
 def test_average_policies_equal_openspiels_iterate_for_iterate(game, iterations, variant,
                                                                reference):
     pyspiel_game = pyspiel.load_game(game)
