@@ -1,5 +1,5 @@
 """The CFR family on the whole walked game, vectorised on its sequence form: CFR+, linear CFR,
-discounted CFR and predictive CFR+ (:data:`~psro.extensive_form.cfr_variants.VARIANTS`, whose
+discounted CFR and CFR+, predictive CFR+ (:data:`~psro.extensive_form.cfr_variants.VARIANTS`, whose
 module states each one's rule), the tabular solvers a paper compares equilibrium finders with.
 
 Every variant updates the players in turn (alternating updates: player p's update sees the
