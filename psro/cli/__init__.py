@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -16,11 +17,20 @@ from psro.cli import bench, exploitability, games, judge, report, run, solve, so
 from psro.cli.common import EXIT_USAGE, CliError
 from psro.cli.run import check_positive
 
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+"""What argparse takes for a negative number rather than an option (its own pattern, ``-1``
+and ``-0.5``, with an exponent allowed)."""
 
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr and exit status 2, naming the
     problem and pointing to ``--help`` for what is accepted, instead of argparse's usage block
-    (its subcommands' parsers are of this class too)."""
+    (its subcommands' parsers are of this class too). A negative number in scientific notation
+    (``--target-exploitability -1e-3``) is read as an option's value, as argparse reads ``-1``
+    and ``-0.5``, so that the option's own check names what is wrong with it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` as one line and exit with status 2."""

@@ -35,6 +35,8 @@ RANGES = [
     (["--ppo", "learning_rate=5"], "ppo.learning_rate must be a number in [0, 1]"),
     (["--ppo", "env_steps=0"], "ppo.env_steps must be an integer from 1 to"),
     (["--time-budget", "-1"], "must be a positive number"),
+    (["--time-budget", "-1e3"], "must be a positive number"),
+    (["--target-exploitability", "-1e-3"], "target_exploitability must be"),
 ]
 
 
