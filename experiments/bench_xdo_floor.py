@@ -473,10 +473,10 @@ def final_restricted(game: str, budget: float, threshold: float) -> None:
     needed, _, _ = restricted_solve(oracle, whole, "dcfr", threshold, budget)
     allowed = supported(oracle, tight)
     run, _, value = restricted_solve(oracle, allowed, "dcfr", 0.0, budget, needed.t)
-    share = sum(int(a.sum()) - 1 for a in allowed) / sum(len(a) - 1 for a in allowed)
     print(f"\nThe support of DCFR's average at {threshold / 100:g} ({tight.t:,} iterations): "
-          f"{share:.0%} of the actions, {leaf_share(oracle, allowed):.0%} of the leaves; DCFR "
-          f"on it, {run.t:,} iterations: exploitability {value:.3g} over the whole game",
+          f"{oracle.share(allowed):.0%} of the actions, {leaf_share(oracle, allowed):.0%} of "
+          f"the leaves; DCFR on it, {run.t:,} iterations: exploitability {value:.3g} over the "
+          f"whole game",
           flush=True)
 
 

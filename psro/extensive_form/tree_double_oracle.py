@@ -153,11 +153,12 @@ class TreeDoubleOracle:
             out.append(mask)
         return out
 
-    def share(self) -> float:
+    def share(self, allowed: list[np.ndarray] | None = None) -> float:
         """The share of the game's (information set, action) pairs the restricted game
-        allows (after the first :meth:`step`)."""
-        return sum(int(a.sum()) - 1 for a in self.allowed) / \
-            sum(len(a) - 1 for a in self.allowed)
+        ``allowed`` (booleans by compact sequence; by default the current one, after the first
+        :meth:`step`) allows."""
+        allowed = self.allowed if allowed is None else allowed
+        return sum(int(a.sum()) - 1 for a in allowed) / sum(len(a) - 1 for a in allowed)
 
     def _live(self) -> LiveGame:
         """The part of the game both restricted players reach, by the tree's numbering."""
