@@ -1,9 +1,10 @@
 """Reference lines of the walkable tier, measured on the machine that runs the suite: OpenSpiel's
 C++ CFR+ (its average policy's exploitability against wall time), the toolkit's tabular solvers
-of the whole game (:data:`TREE_REFERENCES`: predictive CFR+, discounted CFR and CFR+, linear
-CFR and, on two-player zero-sum games, the sequence-form LP by simplex and by interior point;
-each until the smallest threshold or the budget, its clock without its measurements or the walk
-of the tree, as the suite's methods' clocks leave the walk out) and the uniform policy.
+of the whole game (:data:`TREE_REFERENCES`: predictive CFR+, discounted CFR, discounted CFR+,
+linear CFR and, on two-player zero-sum games, the sequence-form LP by simplex and by interior
+point; each until the smallest threshold or the budget, its clock without its measurements or
+the walk of the tree, as the suite's methods' clocks leave the walk out) and the uniform
+policy.
 
 Exploitability is NashConv divided by the number of players, as everywhere in the toolkit
 (for two-player zero-sum games, OpenSpiel's ``exploitability``). CFR+'s clock counts only its

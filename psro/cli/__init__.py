@@ -21,6 +21,7 @@ NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 """What argparse takes for a negative number rather than an option (its own pattern, ``-1``
 and ``-0.5``, with an exponent allowed)."""
 
+
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr and exit status 2, naming the
     problem and pointing to ``--help`` for what is accepted, instead of argparse's usage block

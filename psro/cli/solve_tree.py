@@ -1,7 +1,7 @@
 """``psro solve-tree GAME``: a walkable game's equilibrium by the tabular solvers (predictive
-CFR+, discounted CFR and CFR+, linear CFR, CFR+, the sequence-form LP) and XDO's double oracle,
-side by side, with the time and iterations each takes to every exploitability threshold
-(:mod:`psro.extensive_form.tree_solvers`)."""
+CFR+, discounted CFR, discounted CFR+, linear CFR, CFR+, the sequence-form LP) and XDO's double
+oracle, side by side, with the time and iterations each takes to every exploitability
+threshold (:mod:`psro.extensive_form.tree_solvers`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The CFR family on the whole walked game, vectorised on its sequence form: CFR+, linear CFR,
-discounted CFR and CFR+, predictive CFR+ (:data:`~psro.extensive_form.cfr_variants.VARIANTS`, whose
-module states each one's rule), the tabular solvers a paper compares equilibrium finders with.
+discounted CFR, discounted CFR+ and predictive CFR+
+(:data:`~psro.extensive_form.cfr_variants.VARIANTS`, whose module states each one's rule), the
+tabular solvers a paper compares equilibrium finders with.
 
 Every variant updates the players in turn (alternating updates: player p's update sees the
 policies the earlier players took this iteration), by one backward pass over p's information
