@@ -64,7 +64,7 @@ For each game (2 CPUs, one process):
 9. the floor of a double oracle on CFR-family restricted solves (``--parts final``): the tree
    double oracle ``xdo_cfr`` (``psro solve-tree --solver xdo_cfr``) run until its average
    crosses ``--threshold`` (time, iterations, and its restricted game's share of the actions
-   and of the leaves then); then DCFR, PCFR+ and CFR+ each run on that final restricted game,
+   and of the leaves then); then DCFR, DCFR+, PCFR+ and CFR+ each run on that final restricted game,
    known in advance, and on the whole game, from scratch, their average measured over the
    whole game every ``FINAL_CHECK`` iterations (measurements off the clock): iterations and
    seconds to ``--threshold`` and seconds an iteration. A double oracle ends on a restricted
@@ -465,7 +465,7 @@ def final_restricted(game: str, budget: float, threshold: float) -> None:
           f"leaves")
     table(f"solver | on that final restricted game: iterations, s to {threshold:g} | s an "
           f"iteration | on the whole game: iterations, s to {threshold:g} | s an iteration",
-          ["dcfr", "pcfr+", "cfr+"], lambda variant: print(
+          ["dcfr", "dcfr+", "pcfr+", "cfr+"], lambda variant: print(
               "| " + " | ".join([variant] + [cell for allowed in (final, whole) for cell in
                                              _solve_cells(oracle, allowed, variant, threshold,
                                                           budget)]) + " |", flush=True))
