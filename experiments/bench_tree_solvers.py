@@ -10,7 +10,10 @@ Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice 
 [--xdo ...]`` (``--xdo-only``: the ``xdo`` rows alone, as its default solver was chosen;
 ``--solvers`` and ``--xdo``: only the named tree solvers and ``xdo`` rows, e.g. ``--solvers
 lp lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the
-restricted LP decides; ``--xdo`` alone: no ``xdo`` row). Each method gets
+restricted LP decides; ``--xdo`` alone: no ``xdo`` row; ``--cfr-shares 0.3 0.4``: rows of
+``xdo_cfr`` and ``xdo_pcfr`` at each of these ``cfr_share`` values, where each restricted
+solve stops, instead of the default's; ``--repeats N``: the tree solvers' rows measured N times
+in turn, each cell the median, its iterations the same every time). Each method gets
 ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each
 method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
 (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
@@ -27,12 +30,16 @@ import os
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import psro  # noqa: E402
 from psro.bench.references import cfr_plus_curve  # noqa: E402
 from psro.config import XDO_EXPANSIONS, XDO_SOLVERS  # noqa: E402
 from psro.extensive_form.compiled_cfr import load_kernels  # noqa: E402
+from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
+from psro.extensive_form.tree_double_oracle import CFR_SHARE  # noqa: E402
 from psro.extensive_form.tree_solvers import (  # noqa: E402
     DOUBLE_ORACLES,
     TREE_SOLVERS,
@@ -67,7 +74,7 @@ def xdo(game: str, solver: str, expansion: str, thresholds: tuple[float, ...],
     return crossings_of(rows, thresholds, "wall_time_s", "iteration")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), metavar="GAME")
     parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6")
@@ -77,7 +84,9 @@ def main() -> None:
     parser.add_argument("--solvers", nargs="+", choices=TREE_SOLVERS, default=list(TREE_SOLVERS))
     parser.add_argument("--xdo", nargs="*", choices=[_name(*m, "-") for m in XDO_METHODS],
                         default=[_name(*m, "-") for m in XDO_METHODS])
-    args = parser.parse_args()
+    parser.add_argument("--cfr-shares", nargs="+", type=float, metavar="SHARE")
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args(argv)
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
     print(f"compiled kernels loaded in {load_kernels():.2f} s", flush=True)
     for game in args.games:
@@ -89,11 +98,7 @@ def main() -> None:
               f"{walk:.2f} s; {args.budget:g} s per method", flush=True)
         print("| method | " + " | ".join(f"to {t:g}" for t in thresholds) + " |")
         print("| --- |" + " --- |" * len(thresholds))
-        for solver in () if args.xdo_only else args.solvers:
-            solved = solve_tree(tree, solver, thresholds, args.budget)
-            label = f"{solver} (PSRO family)" if solver in DOUBLE_ORACLES else solver
-            _row(label, {t: (c["seconds"], c["iterations"])
-                          for t, c in solved.crossings.items()}, thresholds)
+        _solver_rows(tree, () if args.xdo_only else args.solvers, thresholds, args)
         if not (args.skip_openspiel or args.xdo_only):
             curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)
             _row("OpenSpiel C++ CFR+", crossings_of(curve, thresholds, "wall_time_s",
@@ -103,6 +108,27 @@ def main() -> None:
                 continue
             _row(f"xdo, {_name(solver, expansion, ', ')} (PSRO family)",
                  xdo(game, solver, expansion, thresholds, args.budget), thresholds)
+
+
+def _solver_rows(tree: SequenceFormGame, solvers: list[str], thresholds: tuple[float, ...],
+                 args: argparse.Namespace) -> None:
+    """The tree solvers' rows (``xdo_cfr`` and ``xdo_pcfr`` once per ``--cfr-shares`` value),
+    each measured ``--repeats`` times in turn: the median seconds of each crossing."""
+    methods = [(solver, share) for solver in solvers
+               for share in (args.cfr_shares or [CFR_SHARE]
+                             if DOUBLE_ORACLES.get(solver) else [CFR_SHARE])]
+    found: dict[tuple[str, float], list[dict]] = {method: [] for method in methods}
+    for _ in range(args.repeats):
+        for solver, share in methods:
+            solved = solve_tree(tree, solver, thresholds, args.budget, cfr_share=share)
+            found[solver, share].append(solved.crossings)
+    for (solver, share), runs in found.items():
+        label = f"{solver}, share {share:g}" if args.cfr_shares and DOUBLE_ORACLES.get(solver) \
+            else solver
+        label += " (PSRO family)" if solver in DOUBLE_ORACLES else ""
+        _row(label, {t: (float(np.median([run[t]["seconds"] for run in runs])),
+                         runs[0][t]["iterations"])
+                     for t in thresholds if all(t in run for run in runs)}, thresholds)
 
 
 def _name(solver: str, expansion: str, between: str) -> str:

@@ -27,6 +27,10 @@ def add_parser(sub) -> None:
                              "(comma-separated; default 1e-3,1e-4,1e-6)")
     parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
                         help="solver seconds each solver may take at most (default 60)")
+    parser.add_argument("--cfr-share", type=float, default=None, metavar="X",
+                        help="xdo_cfr and xdo_pcfr: each restricted solve runs until its "
+                             "restricted NashConv is at most this share of the last NashConv "
+                             "over the whole game (in (0, 1]; default 0.3)")
     parser.add_argument("--max-nodes", type=int, default=2_000_000,
                         help="largest tree walked (default 2,000,000)")
     parser.add_argument("--out", metavar="FILE",
@@ -40,6 +44,8 @@ def _checked(args, solvers: tuple[str, ...]) -> tuple[float, ...]:
     if not args.time_budget > 0:
         raise CliError(f"--time-budget must be a positive number of seconds; got "
                        f"{args.time_budget:g}")
+    if args.cfr_share is not None and not 0 < args.cfr_share <= 1:
+        raise CliError(f"--cfr-share must be a number in (0, 1]; got {args.cfr_share:g}")
     if args.max_nodes < 1:
         raise CliError(f"--max-nodes must be a positive integer; got {args.max_nodes}")
     unknown = [s for s in args.solver or () if s not in solvers]
@@ -104,7 +110,8 @@ def run(args) -> int:
     print(f"solver | {header} | final exploitability | iterations | stopped")
     results = []
     for name in solvers:
-        result = solve_tree(tree, name, thresholds, args.time_budget)
+        result = solve_tree(tree, name, thresholds, args.time_budget,
+                            **({} if args.cfr_share is None else {"cfr_share": args.cfr_share}))
         results.append(result)
         cells = " | ".join(_crossing(result.crossings.get(t))
                            for t in sorted(thresholds, reverse=True))

@@ -86,16 +86,23 @@ class TreeDoubleOracle:
     ``ValueError`` otherwise), its restricted LPs by HiGHS's ``method`` (a name of
     :data:`~psro.extensive_form.sequence_lp.LP_METHODS`), or with ``variant`` (a name of
     :data:`~psro.extensive_form.cfr_variants.VARIANTS`) its restricted games solved by that
-    CFR-family variant (module docstring). Each :meth:`step` is one iteration."""
+    CFR-family variant (module docstring), each restricted solve run to ``cfr_share`` (in
+    (0, 1]; ``ValueError`` otherwise) of the last NashConv. Each :meth:`step` is one
+    iteration."""
 
     def __init__(self, tree: SequenceFormGame, method: str = "simplex",
-                 variant: str | None = None):
+                 variant: str | None = None, cfr_share: float = CFR_SHARE):
         if not lp_applies(tree):
             raise ValueError(f"the tree double oracle needs a two-player zero-sum game; "
                              f"{tree.name!r} is not one")
+        if not 0.0 < cfr_share <= 1.0:
+            raise ValueError(f"cfr_share must be in (0, 1]; got {cfr_share!r}")
         self.tree = tree
         self.method = method
         self.variant = None if variant is None else variant_named(variant)
+        self.cfr_share = float(cfr_share)
+        """With a CFR-family variant: the share of the last NashConv in the whole game at which
+        a restricted solve stops (``CFR_SHARE`` unless told otherwise)."""
         self.game = compact_game(tree, [tree.uniform_policy(p) > 0 for p in range(2)])
         """The whole game's compact arrays, which every pass walks."""
         self.tolerance = EXACT * float(np.abs(tree.leaf_returns).max())
@@ -191,7 +198,7 @@ class TreeDoubleOracle:
     def _solve_cfr(self, deadline: float, stop_below: float) -> tuple[list[np.ndarray],
                                                                        tuple | None]:
         """The restricted game's average plans (by the tree's sequences) after a warm-started
-        CFR-family solve to ``CFR_SHARE`` of the last NashConv or to ``deadline``, and, where
+        CFR-family solve to ``cfr_share`` of the last NashConv or to ``deadline``, and, where
         a check in the whole game (each time the solve's iterations double from
         ``WHOLE_CHECK``) interrupted it first, the average's exploitability there at most
         ``stop_below``, that check's :meth:`measured` (None otherwise): the next call then
@@ -201,7 +208,7 @@ class TreeDoubleOracle:
                                                                     self.allowed[1]),
                                                         self._buffers),
                                     self._regrets, self.variant)
-            self._target = max(CFR_SHARE * self._nash_conv, self.tolerance)
+            self._target = max(self.cfr_share * self._nash_conv, self.tolerance)
             self._whole_check = WHOLE_CHECK
         run, begun, checked = self._run, self._run.t, None
         while True:

@@ -34,7 +34,7 @@ from psro.evaluation.exploitability import exact_exploitability
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import LinearProgramTimeout, SequenceFormLP, lp_applies
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
-from psro.extensive_form.tree_double_oracle import TreeDoubleOracle
+from psro.extensive_form.tree_double_oracle import CFR_SHARE, TreeDoubleOracle
 
 LP_SOLVERS = {"lp": "simplex", "lp_ipm": "ipm"}
 """The LP's solvers by name: the method of :data:`~psro.extensive_form.sequence_lp.LP_METHODS`
@@ -78,13 +78,16 @@ class TreeSolve:
 
 @one_blas_thread()  # matrix-vector products: see psro.backends.threads
 def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...] = (1e-3,),
-               time_budget_s: float = 60.0, max_iterations: int | None = None) -> TreeSolve:
+               time_budget_s: float = 60.0, max_iterations: int | None = None,
+               cfr_share: float = CFR_SHARE) -> TreeSolve:
     """Run ``solver`` (a name of :data:`TREE_SOLVERS`) on ``tree`` until every threshold is
     crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran (for
     ``xdo``, also when its restricted game is complete). An LP, the whole game's or ``xdo``'s
     restricted one, gets the seconds left as HiGHS's time limit, so that no solver runs much
-    past the budget. ``ValueError`` for an unknown solver, or an LP or ``xdo`` on a game that
-    is not two-player zero-sum."""
+    past the budget. ``cfr_share``: ``xdo_cfr``'s and ``xdo_pcfr``'s
+    :attr:`~psro.extensive_form.tree_double_oracle.TreeDoubleOracle.cfr_share`. ``ValueError``
+    for an unknown solver, an LP or ``xdo`` on a game that is not two-player zero-sum, or a
+    ``cfr_share`` outside (0, 1]."""
     if solver not in TREE_SOLVERS:
         raise ValueError(f"unknown tree solver {solver!r}; accepted: {', '.join(TREE_SOLVERS)}")
     thresholds = tuple(sorted(thresholds, reverse=True))
@@ -94,7 +97,8 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
                          f"is not one (the CFR family solves any game)")
     if solver in DOUBLE_ORACLES:
         return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations,
-                              DOUBLE_ORACLES[solver])
+                              TreeDoubleOracle(tree, variant=DOUBLE_ORACLES[solver],
+                                               cfr_share=cfr_share))
     if solver in LP_SOLVERS:
         lp = SequenceFormLP(tree)
         start = time.perf_counter()
@@ -126,10 +130,10 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
 
 def _double_oracle(tree: SequenceFormGame, result: TreeSolve, thresholds: tuple[float, ...],
                    time_budget_s: float, max_iterations: int | None,
-                   variant: str | None) -> TreeSolve:
+                   oracle: TreeDoubleOracle) -> TreeSolve:
     """:func:`solve_tree`'s loop for a double oracle: one measurement after each
     iteration."""
-    oracle, seconds = TreeDoubleOracle(tree, variant=variant), 0.0
+    seconds = 0.0
     while True:
         start = time.perf_counter()
         try:

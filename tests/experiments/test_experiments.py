@@ -412,3 +412,29 @@ def test_restricted_cfr_iterations_are_weighted_by_the_leaves_both_players_reach
     assert leaves == pytest.approx(expected, rel=1e-12)
     assert 0 < leaves < sum(m.metadata["cfr_iterations"] for m in solved)
     assert 0 < infosets < sum(m.metadata["cfr_iterations"] for m in solved)
+
+
+def test_tree_solver_rows_at_several_shares_are_those_of_each_share(capsys):
+    """``bench_tree_solvers.py --cfr-shares 0.2 0.9 --repeats 2``: one ``xdo_cfr`` row per share,
+    whose iterations to each threshold are those of ``solve_tree`` with that share, and the
+    reference line's iterations are those of the solver alone."""
+    import psro
+    from psro.extensive_form.tree_solvers import solve_tree
+
+    mod = importlib.import_module("bench_tree_solvers")
+    mod.main(["--games", "leduc_poker", "--solvers", "dcfr+", "xdo_cfr", "--cfr-shares", "0.2",
+              "0.9", "--xdo", "--skip-openspiel", "--budget", "10", "--repeats", "2",
+              "--thresholds", "1e-2,1e-3"])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in
+            capsys.readouterr().out.splitlines() if line.startswith("| ") and " s (" in line}
+    tree = psro.game_tree("leduc_poker")
+    expected = {"dcfr+": solve_tree(tree, "dcfr+", (1e-2, 1e-3))}
+    for share in (0.2, 0.9):
+        expected[f"xdo_cfr, share {share:g} (PSRO family)"] = solve_tree(
+            tree, "xdo_cfr", (1e-2, 1e-3), cfr_share=share)
+    assert set(rows) == set(expected)
+    for label, solved in expected.items():
+        cells = rows[label].split(" | ")[1:]
+        for cell, threshold in zip(cells, (1e-2, 1e-3), strict=True):
+            assert f"({solved.crossings[threshold]['iterations']:,})" in cell
+    sys.modules.pop("bench_tree_solvers", None)

@@ -99,6 +99,31 @@ def test_a_target_exploitability_ends_a_long_restricted_solve_early(variant):
     assert counts[1] < counts[0]
 
 
+def test_the_cfr_share_sets_how_tightly_each_restricted_game_is_solved():
+    """A smaller ``cfr_share`` solves each restricted game further (more CFR+ iterations a
+    double-oracle iteration on Leduc, to 1e-4), both runs end where OpenSpiel measures them, and
+    ``solve_tree`` passes the share on (its iterations to each threshold are the oracle's run
+    alone); a share outside (0, 1] is refused by name."""
+    pyspiel_game = pyspiel.load_game("leduc_poker")
+    tree = TREES["leduc_poker"]
+    per_iteration, iterations = [], []
+    for share in (0.1, 0.9):
+        oracle = TreeDoubleOracle(tree, variant="cfr+", cfr_share=share)
+        while oracle.step(stop_below=1e-4) > 1e-4:
+            assert oracle.iterations <= 60
+        reference = exploitability(pyspiel_game, _openspiel_policy(tree, oracle.policies()))
+        assert oracle.exploitability == pytest.approx(reference, abs=1e-12)
+        per_iteration.append(oracle.restricted_iterations / oracle.iterations)
+        iterations.append(oracle.iterations)
+        solved = solve_tree(tree, "xdo_cfr", (1e-4,), cfr_share=share)
+        assert solved.crossings[1e-4]["iterations"] == oracle.iterations
+    assert per_iteration[0] > 2 * per_iteration[1]
+    assert iterations[0] < iterations[1]
+    for bad in (0.0, -0.3, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="cfr_share must be in"):
+            TreeDoubleOracle(tree, variant="cfr+", cfr_share=bad)
+
+
 def test_a_cfr_restricted_solve_stops_at_the_time_budget():
     tree = TREES["leduc_poker"]
     result = solve_tree(tree, "xdo_cfr", (1e-12,), time_budget_s=0.05)
@@ -238,3 +263,19 @@ def test_the_command_runs_it(capsys):
     assert main(["solve-tree", "kuhn_poker", "--solver", "xdo", "--thresholds", "1e-6"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[2].startswith("xdo | ") and lines[2].endswith("| thresholds")
+
+
+def test_the_command_passes_the_cfr_share_on(capsys):
+    """``--cfr-share`` reaches the double oracle: its iterations to 1e-4 on Leduc are those of
+    ``solve_tree`` with that share, which differ from the default's."""
+    tree = TREES["leduc_poker"]
+    rows = {}
+    for share in (None, 0.8):
+        extra = [] if share is None else ["--cfr-share", str(share)]
+        assert main(["solve-tree", "leduc_poker", "--solver", "xdo_cfr", "--thresholds", "1e-4",
+                     *extra]) == 0
+        rows[share] = capsys.readouterr().out.splitlines()[2]
+        solved = solve_tree(tree, "xdo_cfr", (1e-4,),
+                            **({} if share is None else {"cfr_share": share}))
+        assert f"({solved.crossings[1e-4]['iterations']:,} it)" in rows[share]
+    assert rows[None].split("(")[1] != rows[0.8].split("(")[1]

@@ -251,6 +251,9 @@ def test_the_command_prints_a_row_per_solver_and_writes_the_curves(tmp_path, cap
     (["kuhn_poker(players=3)", "--solver", "xdo_cfr"],
      "--solver xdo_cfr needs a two-player zero-sum"),
     (["leduc_poker", "--max-nodes", "100"], "has more than --max-nodes 100 nodes"),
+    (["kuhn_poker", "--cfr-share", "0"], "--cfr-share must be a number in (0, 1]; got 0"),
+    (["kuhn_poker", "--cfr-share", "1.5"], "--cfr-share must be a number in (0, 1]; got 1.5"),
+    (["kuhn_poker", "--cfr-share", "nan"], "--cfr-share must be a number in (0, 1]; got nan"),
 ])
 def test_bad_input_is_one_line(args, said, capsys):
     assert main(["solve-tree", *args]) == 2
