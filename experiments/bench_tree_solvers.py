@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cfr-shares", nargs="+", type=float, metavar="SHARE")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)
+    if not all(0 < share <= 1 for share in args.cfr_shares or ()):
+        parser.error(f"--cfr-shares must be numbers in (0, 1]; got {args.cfr_shares}")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be a positive integer; got {args.repeats}")
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
     print(f"compiled kernels loaded in {load_kernels():.2f} s", flush=True)
     for game in args.games:

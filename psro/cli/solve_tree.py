@@ -109,9 +109,9 @@ def run(args) -> int:
     header = " | ".join(f"to {t:g}" for t in sorted(thresholds, reverse=True))
     print(f"solver | {header} | final exploitability | iterations | stopped")
     results = []
+    share = {} if args.cfr_share is None else {"cfr_share": args.cfr_share}  # else the default
     for name in solvers:
-        result = solve_tree(tree, name, thresholds, args.time_budget,
-                            **({} if args.cfr_share is None else {"cfr_share": args.cfr_share}))
+        result = solve_tree(tree, name, thresholds, args.time_budget, **share)
         results.append(result)
         cells = " | ".join(_crossing(result.crossings.get(t))
                            for t in sorted(thresholds, reverse=True))
