@@ -118,17 +118,17 @@ def _solver_rows(tree: SequenceFormGame, solvers: list[str], thresholds: tuple[f
                  args: argparse.Namespace) -> None:
     """The tree solvers' rows (``xdo_cfr`` and ``xdo_pcfr`` once per ``--cfr-shares`` value),
     each measured ``--repeats`` times in turn: the median seconds of each crossing."""
+    swept = {solver for solver, variant in DOUBLE_ORACLES.items() if variant is not None}
+    shares = args.cfr_shares or [CFR_SHARE]
     methods = [(solver, share) for solver in solvers
-               for share in (args.cfr_shares or [CFR_SHARE]
-                             if DOUBLE_ORACLES.get(solver) else [CFR_SHARE])]
+               for share in (shares if solver in swept else [CFR_SHARE])]
     found: dict[tuple[str, float], list[dict]] = {method: [] for method in methods}
     for _ in range(args.repeats):
         for solver, share in methods:
             solved = solve_tree(tree, solver, thresholds, args.budget, cfr_share=share)
             found[solver, share].append(solved.crossings)
     for (solver, share), runs in found.items():
-        label = f"{solver}, share {share:g}" if args.cfr_shares and DOUBLE_ORACLES.get(solver) \
-            else solver
+        label = f"{solver}, share {share:g}" if args.cfr_shares and solver in swept else solver
         label += " (PSRO family)" if solver in DOUBLE_ORACLES else ""
         _row(label, {t: (float(np.median([run[t]["seconds"] for run in runs])),
                          runs[0][t]["iterations"])
