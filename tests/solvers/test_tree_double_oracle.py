@@ -101,20 +101,24 @@ def test_a_target_exploitability_ends_a_long_restricted_solve_early(variant):
 
 def test_the_cfr_share_sets_how_tightly_each_restricted_game_is_solved():
     """A smaller ``cfr_share`` solves each restricted game further (more CFR+ iterations a
-    double-oracle iteration on Leduc, to 1e-4), both runs end where OpenSpiel measures them, and
-    ``solve_tree`` passes the share on (its iterations to each threshold are the oracle's run
-    alone); a share outside (0, 1] is refused by name."""
+    double-oracle iteration on Leduc to 1e-4, without a target that would end a solve early),
+    the runs end where OpenSpiel measures them, and ``solve_tree`` passes the share on (its
+    iterations to each threshold are the oracle's run given that target); a share outside
+    (0, 1] is refused by name."""
     pyspiel_game = pyspiel.load_game("leduc_poker")
     tree = TREES["leduc_poker"]
     per_iteration, iterations = [], []
     for share in (0.1, 0.9):
-        oracle = TreeDoubleOracle(tree, variant="cfr+", cfr_share=share)
-        while oracle.step(stop_below=1e-4) > 1e-4:
-            assert oracle.iterations <= 60
-        reference = exploitability(pyspiel_game, _openspiel_policy(tree, oracle.policies()))
-        assert oracle.exploitability == pytest.approx(reference, abs=1e-12)
-        per_iteration.append(oracle.restricted_iterations / oracle.iterations)
-        iterations.append(oracle.iterations)
+        for stop_below in (0.0, 1e-4):
+            oracle = TreeDoubleOracle(tree, variant="cfr+", cfr_share=share)
+            while oracle.step(stop_below=stop_below) > 1e-4:
+                assert oracle.iterations <= 60
+            reference = exploitability(pyspiel_game,
+                                       _openspiel_policy(tree, oracle.policies()))
+            assert oracle.exploitability == pytest.approx(reference, abs=1e-12)
+            if stop_below == 0.0:
+                per_iteration.append(oracle.restricted_iterations / oracle.iterations)
+                iterations.append(oracle.iterations)
         solved = solve_tree(tree, "xdo_cfr", (1e-4,), cfr_share=share)
         assert solved.crossings[1e-4]["iterations"] == oracle.iterations
     assert per_iteration[0] > 2 * per_iteration[1]
