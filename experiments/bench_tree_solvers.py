@@ -8,19 +8,19 @@ iterations to each exploitability threshold.
 Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice ...]
 [--thresholds 1e-3,1e-4,1e-6] [--budget 60] [--skip-openspiel] [--xdo-only] [--solvers ...]
 [--xdo ...]`` (``--xdo-only``: the ``xdo`` rows alone, as its default solver was chosen;
-``--solvers`` and ``--xdo``: only the named tree solvers and ``xdo`` rows, e.g. ``--solvers
-lp lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the
-restricted LP decides; ``--xdo`` alone: no ``xdo`` row; ``--cfr-shares 0.3 0.4``: rows of
-``xdo_cfr`` and ``xdo_pcfr`` at each of these ``cfr_share`` values, where each restricted
-solve stops, instead of the default's; ``--repeats N``: the tree solvers' rows measured N times
-in turn, each cell the median, its iterations the same every time). Each method gets
-``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each
-method's own: the solvers' without their exploitability checks, CFR+'s without its measurements
-(:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
-restricted solves and its own exact exploitability every iteration included). The walk of the
-tree (shared by the toolkit's solvers and ``xdo``) is printed apart, and so is the loading of
-the compiled CFR kernels (:func:`psro.extensive_form.compiled_cfr.load_kernels`), done once
-before any method is timed.
+``--solvers`` and ``--xdo``: only the named tree solvers and ``xdo`` rows, e.g. ``--solvers lp
+lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the restricted LP
+decides; ``--xdo`` alone: no ``xdo`` row; ``--cfr-shares 0.3 0.4``: rows of the CFR-family
+double oracles (``xdo_cfr``, ``xdo_pcfr``, ``xdo_dcfr+``) at each of these ``cfr_share`` values,
+where each restricted solve stops, instead of the default's; ``--repeats N``: the tree solvers'
+rows measured N times in turn, each cell the median, its iterations the same every time). Each
+method gets ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are
+each method's own: the solvers' without their exploitability checks, CFR+'s without its
+measurements (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best
+responses, restricted solves and its own exact exploitability every iteration included). The
+walk of the tree (shared by the toolkit's solvers and ``xdo``) is printed apart, and so is the
+loading of the compiled CFR kernels (:func:`psro.extensive_form.compiled_cfr.load_kernels`),
+done once before any method is timed.
 """
 
 from __future__ import annotations
@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _solver_rows(tree: SequenceFormGame, solvers: list[str], thresholds: tuple[float, ...],
                  args: argparse.Namespace) -> None:
-    """The tree solvers' rows (``xdo_cfr`` and ``xdo_pcfr`` once per ``--cfr-shares`` value),
+    """The tree solvers' rows (the CFR-family double oracles once per ``--cfr-shares`` value),
     each measured ``--repeats`` times in turn: the median seconds of each crossing."""
-    swept = {solver for solver, variant in DOUBLE_ORACLES.items() if variant is not None}
+    swept = {solver for solver, options in DOUBLE_ORACLES.items() if "variant" in options}
     shares = args.cfr_shares or [CFR_SHARE]
     methods = [(solver, share) for solver in solvers
                for share in (shares if solver in swept else [CFR_SHARE])]

@@ -18,8 +18,9 @@ def add_parser(sub) -> None:
     parser.add_argument("game", help="OpenSpiel game string or catalogue name")
     parser.add_argument("--solver", action="append", metavar="NAME",
                         help="pcfr+, dcfr, dcfr+, lcfr, cfr+, lp (the LP by HiGHS's simplex), "
-                             "lp_ipm (by its interior-point method), xdo, xdo_cfr or xdo_pcfr "
-                             "(XDO's double oracle on restricted LPs, CFR+ or PCFR+ solves); "
+                             "lp_ipm (by its interior-point method), xdo, xdo_cfr, xdo_pcfr or "
+                             "xdo_dcfr+ (XDO's double oracle on restricted LPs, CFR+ or PCFR+ "
+                             "solves, or CFR+ ones and DCFR+ once the restricted game settles); "
                              "repeat for several, side by side (default: every one the game "
                              "allows)")
     parser.add_argument("--thresholds", default="1e-3,1e-4,1e-6",
@@ -28,7 +29,7 @@ def add_parser(sub) -> None:
     parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
                         help="solver seconds each solver may take at most (default 60)")
     parser.add_argument("--cfr-share", type=float, default=None, metavar="X",
-                        help="xdo_cfr and xdo_pcfr: each restricted solve runs until its "
+                        help="xdo_cfr, xdo_pcfr, xdo_dcfr+: each restricted solve runs until its "
                              "restricted NashConv is at most this share of the last NashConv "
                              "over the whole game (in (0, 1]; default 0.3)")
     parser.add_argument("--max-nodes", type=int, default=2_000_000,

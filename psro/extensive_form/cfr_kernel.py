@@ -36,6 +36,22 @@ def _plan(plan, probs, start, end, parent):
 
 
 @njit(cache=True)
+def complete_sums(sums, probs, start, end, parent):
+    """Complete ``sums``, a weighted sum of realization plans (by compact sequence) taken over a
+    smaller restricted game, into one of the current game: at each information set whose parent
+    sequence it weighs but whose actions it does not (one the smaller game's players never
+    reached), the parent's weight spread by ``probs`` (shallowest first, so deeper ones see
+    their parent's). New actions at information sets it weighs keep 0."""
+    for k in range(len(start) - 1, -1, -1):
+        total = 0.0
+        for s in range(start[k], end[k]):
+            total += sums[s]
+        if total == 0.0 and sums[parent[k]] > 0.0:
+            for s in range(start[k], end[k]):
+                sums[s] = sums[parent[k]] * probs[s]
+
+
+@njit(cache=True)
 def matched(regrets, start, end):
     """Regret matching on ``regrets`` (by compact sequence): each information set's positive
     regrets normalised, uniform where none is positive; entry 0 is 1."""

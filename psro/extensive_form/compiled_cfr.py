@@ -16,7 +16,13 @@ import time
 
 import numpy as np
 
-from psro.extensive_form.cfr_kernel import matched, nash_conv, plan_of, run_iterations
+from psro.extensive_form.cfr_kernel import (
+    complete_sums,
+    matched,
+    nash_conv,
+    plan_of,
+    run_iterations,
+)
 from psro.extensive_form.cfr_variants import CFRVariant, variant_named
 from psro.extensive_form.compact import CompactGame, compact_game, restriction_buffers
 from psro.extensive_form.sequence_form import SequenceFormGame
@@ -87,6 +93,24 @@ class CompiledRun:
         out[self.game.players[player].sequences] = values
         return out
 
+    def average_on_tree(self) -> tuple[list[np.ndarray], int]:
+        """The run's average as :meth:`carry_average` takes it: each player's weighted sum of
+        its iterates' plans by the tree's sequences (0 off the compact part), and ``t``."""
+        return [self.on_tree(p, sums) for p, sums in enumerate(self.sums)], self.t
+
+    def carry_average(self, average: tuple[list[np.ndarray], int]) -> None:
+        """Continue, on this run's restricted game, the average of a run on a smaller one
+        (``average``: that run's :meth:`average_on_tree`), instead of a new one: its sums and
+        its ``t`` (which weights the next iterates, and discounts regrets in DCFR), completed
+        by :func:`~psro.extensive_form.cfr_kernel.complete_sums` where the smaller game's
+        players never reached (this run's first iterate there), so that the average stays a
+        profile of realization plans."""
+        sums, self.t = average
+        for own, by_tree, probs, player in zip(self.sums, sums, self.probs,
+                                               self.game.players, strict=True):
+            own[:] = by_tree[player.sequences]
+            complete_sums(own, probs, player.start, player.end, player.parent)
+
     def save_regrets(self, regrets: list[np.ndarray]) -> None:
         """Write the run's regrets into ``regrets`` (each player's, by the tree's sequences)."""
         for r, own, player in zip(regrets, self.regrets, self.game.players, strict=True):
@@ -108,6 +132,7 @@ def load_kernels() -> float:
                           variant_named(variant))
         run.run(2)
         run.nash_conv()
+    run.carry_average(run.average_on_tree())
     _load_double_oracle_kernels(run.game)
     return time.perf_counter() - start
 

@@ -26,23 +26,22 @@ which equilibrium the next LPs return.) This is ``psro run --algorithm xdo --xdo
 lowest legal actions to its first best responses'), without its per-iteration costs:
 building policies and payoff entries for a population, and writing each iteration.
 
-With a CFR-family ``variant`` (``psro solve-tree --solver xdo_cfr``: CFR+; ``xdo_pcfr``:
-PCFR+), step 1 is instead a warm-started solve on the restricted game's compact part (built by
-one compiled pass over the whole game's, :func:`~psro.extensive_form.compact.restrict`;
-:class:`~psro.extensive_form.compiled_cfr.CompiledRun`: regrets carried over from the last
-restricted game, the average restarted) until the restricted NashConv is at most
-``CFR_SHARE`` of the last NashConv in the whole game; the improving actions are taken against
-that approximate equilibrium, and where there are none no best response is added (the next
-solve is tighter instead). It is an anytime method: each iteration's average profile is
+With a CFR-family ``variant`` (``psro solve-tree --solver xdo_cfr``: CFR+; ``xdo_pcfr``: PCFR+;
+``xdo_dcfr+``: CFR+, then DCFR+ once the restricted game settles), step 1 is instead a
+warm-started solve on the restricted game's compact part
+(:class:`~psro.extensive_form.restricted_solves.RestrictedSolves`: regrets carried over from the
+last restricted game, the average restarted until it settles) until the restricted NashConv is
+at most ``CFR_SHARE`` of the last NashConv in the whole game; the improving actions are taken
+against that approximate equilibrium, and where there are none no best response is added (the
+next solve is tighter instead). It is an anytime method: each iteration's average profile is
 measured, and it only stops at NashConv ``EXACT`` (or at its caller's thresholds). Given a
 target exploitability (``step(stop_below=...)``; ``psro solve-tree`` passes the next threshold
-to cross), a restricted solve also measures its average in the whole game at each of its
-checks whose restricted NashConv is at most twice the target (the restricted NashConv is at
-most the whole game's: a best response limited to the allowed actions gains no more than one
-that is not, so no earlier check could find the target met), and the step ends at the first
-measurement at or below the target; the next step resumes that solve, so the restricted games
-grow as they would without a target. A pass over the whole game costs about one CFR iteration
-of the whole game.
+to cross), a restricted solve also measures its average in the whole game at each of its checks
+whose restricted NashConv is at most twice the target (the restricted NashConv is at most the
+whole game's: a best response limited to the allowed actions gains no more than one that is not,
+so no earlier check could find the target met), and the step ends at the first measurement at or
+below the target; the next step resumes that solve, so the restricted games grow as they would
+without a target. A pass over the whole game costs about one CFR iteration of the whole game.
 """
 
 from __future__ import annotations
@@ -52,8 +51,7 @@ import time
 import numpy as np
 
 from psro.extensive_form.cfr_variants import variant_named
-from psro.extensive_form.compact import compact_game, restrict, restriction_buffers
-from psro.extensive_form.compiled_cfr import CompiledRun
+from psro.extensive_form.compact import compact_game
 from psro.extensive_form.double_oracle_kernel import (
     best_actions,
     completed_plan,
@@ -63,6 +61,7 @@ from psro.extensive_form.double_oracle_kernel import (
 )
 from psro.extensive_form.improving import REGRET_TOLERANCE
 from psro.extensive_form.reached import LiveGame
+from psro.extensive_form.restricted_solves import SETTLE_GROWTH, RestrictedSolves
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import SequenceFormLP, lp_applies
 from psro.extensive_form.sequence_passes import behaviour
@@ -85,11 +84,15 @@ class TreeDoubleOracle:
     :data:`~psro.extensive_form.sequence_lp.LP_METHODS`), or with ``variant`` (a name of
     :data:`~psro.extensive_form.cfr_variants.VARIANTS`) its restricted games solved by that
     CFR-family variant (module docstring), each restricted solve run to ``cfr_share`` (in
-    (0, 1]; ``ValueError`` otherwise) of the last NashConv. Each :meth:`step` is one
-    iteration."""
+    (0, 1]; ``ValueError`` otherwise) of the last NashConv, and with ``settled_variant`` by
+    that one, its average carried over, once the restricted game grows by less than
+    ``settle_growth`` of the game's actions
+    (:class:`~psro.extensive_form.restricted_solves.RestrictedSolves`). Each :meth:`step` is
+    one iteration."""
 
     def __init__(self, tree: SequenceFormGame, method: str = "simplex",
-                 variant: str | None = None, cfr_share: float = CFR_SHARE):
+                 variant: str | None = None, cfr_share: float = CFR_SHARE,
+                 settled_variant: str | None = None, settle_growth: float = SETTLE_GROWTH):
         if not lp_applies(tree):
             raise ValueError(f"the tree double oracle needs a two-player zero-sum game; "
                              f"{tree.name!r} is not one")
@@ -105,14 +108,12 @@ class TreeDoubleOracle:
         """The whole game's compact arrays, which every pass walks."""
         self.tolerance = EXACT * float(np.abs(tree.leaf_returns).max())
         self._lp = SequenceFormLP(tree) if self.variant is None else None
-        self._regrets = [np.zeros(info.num_sequences) for info in tree.players] \
-            if self.variant is not None else []
+        self._solves = None if self.variant is None else RestrictedSolves(
+            tree, self.game, self.variant,
+            None if settled_variant is None else variant_named(settled_variant), settle_growth)
+        """The CFR-family restricted solves' runs (None with the LP); a run a ``stop_below``
+        check interrupted goes on at the next step."""
         self._nash_conv = float("inf")
-        self._buffers = restriction_buffers(self.game) if self.variant is not None else ()
-        """Where each restricted game's leaf arrays are written (the last one's run is over
-        when the next is cut out)."""
-        self._run: CompiledRun | None = None
-        """A restricted CFR-family solve that a ``stop_below`` check interrupted."""
         self._target = 0.0
         self.allowed: list[np.ndarray] = []
         """Each player's allowed actions by compact sequence (entry 0, the empty sequence,
@@ -158,6 +159,11 @@ class TreeDoubleOracle:
             out.append(mask)
         return out
 
+    @property
+    def settled(self) -> bool:
+        """Whether the restricted solves run ``settled_variant`` now (never without one)."""
+        return self._solves is not None and self._solves.settled
+
     def share(self, allowed: list[np.ndarray] | None = None) -> float:
         """The share of the game's (information set, action) pairs the restricted game
         ``allowed`` (booleans by compact sequence; by default the current one, after the first
@@ -201,13 +207,11 @@ class TreeDoubleOracle:
         ``stop_below``) interrupted it first, the average's exploitability there at most
         ``stop_below``, that check's :meth:`measured` (None otherwise): the next call then
         resumes the same solve."""
-        if self._run is None:
-            self._run = CompiledRun(self.tree, restrict(self.game, (self.allowed[0],
-                                                                    self.allowed[1]),
-                                                        self._buffers),
-                                    self._regrets, self.variant)
+        solves = self._solves
+        if solves.run is None:
+            solves.begin(self.allowed, self.share())
             self._target = max(self.cfr_share * self._nash_conv, self.tolerance)
-        run, begun, checked = self._run, self._run.t, None
+        run, begun, checked = solves.run, solves.run.t, None
         while True:
             run.run(CFR_CHECK)
             restricted = run.nash_conv()  # at most the whole game's NashConv
@@ -219,13 +223,11 @@ class TreeDoubleOracle:
                 if checked[0] / 2 <= stop_below:
                     break
                 checked = None
-        run.save_regrets(self._regrets)
         self.restricted_iterations += run.t - begun
         self.value = float("nan")
         if checked is not None:
             return raw, checked
-        self._run = None
-        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())], None
+        return solves.finish(), None
 
     def measured(self, raw: list[np.ndarray], allowed: list[np.ndarray] | None = None) -> \
             tuple[float, int, list[np.ndarray], list[np.ndarray]]:

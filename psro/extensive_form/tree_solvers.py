@@ -5,13 +5,15 @@ the CFR family (:mod:`psro.extensive_form.tabular_cfr`: ``pcfr+``, ``dcfr``, ``l
 zero-sum games) by HiGHS's simplex (``lp``) or its interior-point method (``lp_ipm``), neither
 faster on every game, and XDO's double oracle (:mod:`psro.extensive_form.tree_double_oracle`;
 two-player zero-sum games), growing by improving actions, its restricted games solved exactly
-by LPs (``xdo``) or by warm-started CFR+ (``xdo_cfr``) or PCFR+ (``xdo_pcfr``).
+by LPs (``xdo``) or by warm-started CFR+ (``xdo_cfr``) or PCFR+ (``xdo_pcfr``), or by CFR+
+until the restricted game settles and DCFR+, its average carried across the last growths, after
+(``xdo_dcfr+``).
 
 Exploitability is measured exactly on the tree
 (:func:`psro.evaluation.exploitability.exact_exploitability`, OpenSpiel's definition: NashConv
 over the number of players), after iterations 1 to 10 and then every
 tenth of the iterations run so far, so a crossing is found within 10% of its iteration; the
-double oracles after each of their iterations (``xdo_cfr`` and ``xdo_pcfr`` are given the next
+double oracles after each of their iterations (the CFR-family ones are given the next
 threshold to cross as their target, so that a long restricted solve ends its iteration when a
 check finds it crossed: :meth:`TreeDoubleOracle.step`). The seconds of a crossing are the
 solver's own, the measurements left out (they cost about one iteration each, some 10% more
@@ -39,10 +41,13 @@ from psro.extensive_form.tree_double_oracle import CFR_SHARE, TreeDoubleOracle
 LP_SOLVERS = {"lp": "simplex", "lp_ipm": "ipm"}
 """The LP's solvers by name: the method of :data:`~psro.extensive_form.sequence_lp.LP_METHODS`
 each runs (two-player zero-sum games only)."""
-DOUBLE_ORACLES = {"xdo": None, "xdo_cfr": "cfr+", "xdo_pcfr": "pcfr+"}
+DOUBLE_ORACLES = {"xdo": {}, "xdo_cfr": {"variant": "cfr+"}, "xdo_pcfr": {"variant": "pcfr+"},
+                  "xdo_dcfr+": {"variant": "cfr+", "settled_variant": "dcfr+"}}
 """The double oracles (PSRO family) :func:`solve_tree` runs, by name, and each one's
-restricted-game solver: XDO's on restricted LPs (None), and on warm-started CFR+ or PCFR+
-solves of compacted restricted games."""
+restricted-game solvers (:class:`~psro.extensive_form.tree_double_oracle.TreeDoubleOracle`'s
+options): XDO's on restricted LPs, and on warm-started CFR+ or PCFR+ solves of compacted
+restricted games, or CFR+ ones until the restricted game settles and DCFR+ ones, continuing
+one average, after."""
 TREE_SOLVERS = (*VARIANTS, *LP_SOLVERS, *DOUBLE_ORACLES)
 """The solvers :func:`solve_tree` runs, by name."""
 ZERO_SUM_SOLVERS = (*LP_SOLVERS, *DOUBLE_ORACLES)
@@ -84,7 +89,7 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
     crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran (for
     ``xdo``, also when its restricted game is complete). An LP, the whole game's or ``xdo``'s
     restricted one, gets the seconds left as HiGHS's time limit, so that no solver runs much
-    past the budget. ``cfr_share``: ``xdo_cfr``'s and ``xdo_pcfr``'s
+    past the budget. ``cfr_share``: the CFR-family double oracles
     :attr:`~psro.extensive_form.tree_double_oracle.TreeDoubleOracle.cfr_share`. ``ValueError``
     for an unknown solver, an LP or ``xdo`` on a game that is not two-player zero-sum, or a
     ``cfr_share`` outside (0, 1]."""
@@ -97,7 +102,7 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
                          f"is not one (the CFR family solves any game)")
     if solver in DOUBLE_ORACLES:
         return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations,
-                              TreeDoubleOracle(tree, variant=DOUBLE_ORACLES[solver],
+                              TreeDoubleOracle(tree, **DOUBLE_ORACLES[solver],
                                                cfr_share=cfr_share))
     if solver in LP_SOLVERS:
         lp = SequenceFormLP(tree)

@@ -58,6 +58,39 @@ def test_the_compiled_engine_iterates_as_the_numpy_passes(name, seed, keep, vari
                                    atol=1e-10)
 
 
+@settings(max_examples=16, deadline=None, derandomize=True)
+@given(name=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000),
+       keep=st.sampled_from([0.3, 0.5]))
+def test_a_carried_average_is_a_realization_plan_of_the_larger_game(name, seed, keep):
+    """A DCFR+ run on a restricted game that continues (``carry_average``) the average of a
+    CFR+ run on a smaller one: its average meets the sequence form's constraints (each
+    information set's actions sum to its parent sequence) at every information set of its
+    game, those the smaller game never reached included; it is the smaller run's average
+    wherever that one weighs, and the iteration count carries."""
+    tree = TREES[name]
+    small = _restricted(tree, seed, keep)
+    large = [a | b for a, b in zip(small, _restricted(tree, seed + 1, keep), strict=True)]
+    regrets = [np.zeros(info.num_sequences) for info in tree.players]
+    first = CompiledRun(tree, compact_game(tree, small), regrets, VARIANTS["cfr+"])
+    first.run(5)
+    first.save_regrets(regrets)
+    second = CompiledRun(tree, compact_game(tree, large), regrets, VARIANTS["dcfr+"])
+    second.carry_average(first.average_on_tree())
+    assert second.t == 5
+    for p, player in enumerate(second.game.players):
+        info = tree.players[p]
+        plan = second.on_tree(p, second.average_plans()[p])
+        before = first.on_tree(p, first.average_plans()[p])
+        by_infoset = np.bincount(info.seq_infoset[1:], weights=plan[1:],
+                                 minlength=info.num_infosets)
+        kept = player.infosets
+        np.testing.assert_allclose(by_infoset[kept], plan[info.parent_seq[kept]], atol=1e-12)
+        weighed = before > 0
+        np.testing.assert_allclose(plan[weighed], before[weighed], atol=1e-12)
+    second.run(3)
+    assert second.t == 8
+
+
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(name=st.sampled_from(sorted(TREES)), seed=st.integers(0, 10_000),
        variant=st.sampled_from(sorted(VARIANTS)))

@@ -62,15 +62,17 @@ def test_it_ends_at_the_game_value_and_an_unexploitable_profile(game, value, tol
     assert 0 < oracle.share() < 1
 
 
-@pytest.mark.parametrize("variant", ["cfr+", "pcfr+"])
+@pytest.mark.parametrize("variant, settled", [("cfr+", None), ("pcfr+", None),
+                                               ("cfr+", "dcfr+")])
 @pytest.mark.parametrize("game, target", [("kuhn_poker", 1e-6), ("leduc_poker", 1e-4)])
-def test_with_cfr_restricted_solves_it_converges(game, target, variant):
-    """With warm-started CFR+ or PCFR+ restricted solves: each iteration's exploitability is
+def test_with_cfr_restricted_solves_it_converges(game, target, variant, settled):
+    """With warm-started CFR+ or PCFR+ restricted solves, or CFR+ ones and DCFR+ ones carrying
+    their average across restricted games once they settle: each iteration's exploitability is
     OpenSpiel's measure of its average profile, the restricted game only grows, and the target
     is reached in a few dozen iterations."""
     pyspiel_game = pyspiel.load_game(game)
     tree = SequenceFormGame(pyspiel_game)
-    oracle = TreeDoubleOracle(tree, variant=variant)
+    oracle = TreeDoubleOracle(tree, variant=variant, settled_variant=settled)
     shares = []
     while oracle.exploitability > target:
         measured = oracle.step()
@@ -79,6 +81,7 @@ def test_with_cfr_restricted_solves_it_converges(game, target, variant):
         shares.append(oracle.share())
         assert oracle.iterations <= 40
     assert shares == sorted(shares)
+    assert oracle.settled == (settled is not None)
 
 
 @pytest.mark.parametrize("variant", ["cfr+", "pcfr+"])
@@ -104,7 +107,7 @@ def test_the_cfr_share_sets_how_tightly_each_restricted_game_is_solved():
     double-oracle iteration on Leduc to 1e-4, without a target that would end a solve early),
     the runs end where OpenSpiel measures them, and ``solve_tree`` passes the share on (its
     iterations to each threshold are the oracle's run given that target); a share outside
-    (0, 1] is refused by name."""
+    (0, 1], or a ``settle_growth`` outside [0, 1], is refused by name."""
     pyspiel_game = pyspiel.load_game("leduc_poker")
     tree = TREES["leduc_poker"]
     per_iteration, iterations = [], []
@@ -126,6 +129,9 @@ def test_the_cfr_share_sets_how_tightly_each_restricted_game_is_solved():
     for bad in (0.0, -0.3, 1.5, float("nan")):
         with pytest.raises(ValueError, match="cfr_share must be in"):
             TreeDoubleOracle(tree, variant="cfr+", cfr_share=bad)
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="settle_growth must be in"):
+            TreeDoubleOracle(tree, variant="cfr+", settled_variant="dcfr+", settle_growth=bad)
 
 
 def test_a_cfr_restricted_solve_stops_at_the_time_budget():
