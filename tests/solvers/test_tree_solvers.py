@@ -23,7 +23,8 @@ from psro.extensive_form.sequence_lp import (
     LinearProgramTimeout,
     SequenceFormLP,
 )
-from psro.extensive_form.tree_solvers import TREE_SOLVERS, solve_tree
+from psro.extensive_form.tree_double_oracle import CFR_SHARE
+from psro.extensive_form.tree_solvers import DOUBLE_ORACLES, TREE_SOLVERS, solve_tree
 
 
 @pytest.mark.parametrize("method", LP_METHODS)
@@ -259,3 +260,13 @@ def test_bad_input_is_one_line(args, said, capsys):
     assert main(["solve-tree", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert said in err and "\n" not in err
+
+
+def test_the_help_states_the_default_share_and_names_every_double_oracle(capsys):
+    """``psro solve-tree --help`` is written apart from the solvers (the parser does not load
+    them): its default ``--cfr-share`` is ``CFR_SHARE`` and it names every double oracle."""
+    assert main(["solve-tree", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"default {CFR_SHARE:g})" in out
+    for name in DOUBLE_ORACLES:
+        assert name in out
