@@ -98,6 +98,9 @@ class TreeDoubleOracle:
                              f"{tree.name!r} is not one")
         if not 0.0 < cfr_share <= 1.0:
             raise ValueError(f"cfr_share must be in (0, 1]; got {cfr_share!r}")
+        if settled_variant is not None and variant is None:
+            raise ValueError("settled_variant needs a CFR-family variant for the restricted "
+                             "solves before the restricted game settles; got variant=None")
         self.tree = tree
         self.method = method
         self.variant = None if variant is None else variant_named(variant)

@@ -107,7 +107,8 @@ def test_the_cfr_share_sets_how_tightly_each_restricted_game_is_solved():
     double-oracle iteration on Leduc to 1e-4, without a target that would end a solve early),
     the runs end where OpenSpiel measures them, and ``solve_tree`` passes the share on (its
     iterations to each threshold are the oracle's run given that target); a share outside
-    (0, 1], or a ``settle_growth`` outside [0, 1], is refused by name."""
+    (0, 1], a ``settle_growth`` outside [0, 1] and a settled variant without a variant to
+    come before it are refused by name."""
     pyspiel_game = pyspiel.load_game("leduc_poker")
     tree = TREES["leduc_poker"]
     per_iteration, iterations = [], []
@@ -132,6 +133,8 @@ def test_the_cfr_share_sets_how_tightly_each_restricted_game_is_solved():
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="settle_growth must be in"):
             TreeDoubleOracle(tree, variant="cfr+", settled_variant="dcfr+", settle_growth=bad)
+    with pytest.raises(ValueError, match="settled_variant needs a CFR-family variant"):
+        TreeDoubleOracle(tree, settled_variant="dcfr+")
 
 
 def test_a_cfr_restricted_solve_stops_at_the_time_budget():
