@@ -12,15 +12,16 @@ Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice 
 lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the restricted LP
 decides; ``--xdo`` alone: no ``xdo`` row; ``--cfr-shares 0.3 0.4``: rows of the CFR-family
 double oracles (``xdo_cfr``, ``xdo_pcfr``, ``xdo_dcfr+``) at each of these ``cfr_share`` values,
-where each restricted solve stops, instead of the default's; ``--repeats N``: the tree solvers'
-rows measured N times in turn, each cell the median, its iterations the same every time). Each
-method gets ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are
-each method's own: the solvers' without their exploitability checks, CFR+'s without its
-measurements (:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best
-responses, restricted solves and its own exact exploitability every iteration included). The
-walk of the tree (shared by the toolkit's solvers and ``xdo``) is printed apart, and so is the
-loading of the compiled CFR kernels (:func:`psro.extensive_form.compiled_cfr.load_kernels`),
-done once before any method is timed.
+where each restricted solve stops, instead of the default's; ``--repeats N``: every row measured
+N times (the tree solvers' in turn, OpenSpiel's CFR+ and each ``xdo`` row one run after
+another), each cell the median, its iterations the same every time). Each method gets
+``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each method's
+own: the solvers' without their exploitability checks, CFR+'s without its measurements
+(:func:`psro.bench.references.cfr_plus_curve`), and ``xdo``'s run clock (best responses,
+restricted solves and its own exact exploitability every iteration included). The walk of the
+tree (shared by the toolkit's solvers and ``xdo``) is printed apart, and so is the loading of
+the compiled CFR kernels (:func:`psro.extensive_form.compiled_cfr.load_kernels`), done once
+before any method is timed.
 """
 
 from __future__ import annotations
@@ -104,14 +105,23 @@ def main(argv: list[str] | None = None) -> None:
         print("| --- |" + " --- |" * len(thresholds))
         _solver_rows(tree, () if args.xdo_only else args.solvers, thresholds, args)
         if not (args.skip_openspiel or args.xdo_only):
-            curve = cfr_plus_curve(game, args.budget, min(thresholds), thresholds)
-            _row("OpenSpiel C++ CFR+", crossings_of(curve, thresholds, "wall_time_s",
-                                                    "iteration"), thresholds)
+            _row("OpenSpiel C++ CFR+", _median([crossings_of(
+                cfr_plus_curve(game, args.budget, min(thresholds), thresholds), thresholds,
+                "wall_time_s", "iteration") for _ in range(args.repeats)], thresholds),
+                thresholds)
         for solver, expansion in XDO_METHODS:
             if _name(solver, expansion, "-") not in args.xdo:
                 continue
             _row(f"xdo, {_name(solver, expansion, ', ')} (PSRO family)",
-                 xdo(game, solver, expansion, thresholds, args.budget), thresholds)
+                 _median([xdo(game, solver, expansion, thresholds, args.budget)
+                          for _ in range(args.repeats)], thresholds), thresholds)
+
+
+def _median(runs: list[dict], thresholds: tuple[float, ...]) -> dict:
+    """Crossings measured ``--repeats`` times: each threshold's median seconds and its
+    iterations (the same every time), where every run crossed it."""
+    return {t: (float(np.median([run[t][0] for run in runs])), runs[0][t][1])
+            for t in thresholds if all(t in run for run in runs)}
 
 
 def _solver_rows(tree: SequenceFormGame, solvers: list[str], thresholds: tuple[float, ...],
@@ -130,9 +140,8 @@ def _solver_rows(tree: SequenceFormGame, solvers: list[str], thresholds: tuple[f
     for (solver, share), runs in found.items():
         label = f"{solver}, share {share:g}" if args.cfr_shares and solver in swept else solver
         label += " (PSRO family)" if solver in DOUBLE_ORACLES else ""
-        _row(label, {t: (float(np.median([run[t]["seconds"] for run in runs])),
-                         runs[0][t]["iterations"])
-                     for t in thresholds if all(t in run for run in runs)}, thresholds)
+        _row(label, _median([{t: (c["seconds"], c["iterations"]) for t, c in run.items()}
+                             for run in runs], thresholds), thresholds)
 
 
 def _name(solver: str, expansion: str, between: str) -> str:

@@ -438,3 +438,31 @@ def test_tree_solver_rows_at_several_shares_are_those_of_each_share(capsys):
         for cell, threshold in zip(cells, (1e-2, 1e-3), strict=True):
             assert f"({solved.crossings[threshold]['iterations']:,})" in cell
     sys.modules.pop("bench_tree_solvers", None)
+
+
+def test_repeats_measure_the_openspiel_and_xdo_rows_as_often(capsys, monkeypatch):
+    """``--repeats 2`` runs OpenSpiel's CFR+ and each ``xdo`` row twice too (each call the real
+    one) and prints one row each, whose iterations are those of one run alone."""
+    mod = importlib.import_module("bench_tree_solvers")
+    calls = {"cfr+": 0, "xdo": 0}
+    real_curve, real_xdo = mod.cfr_plus_curve, mod.xdo
+
+    def curve(*args, **kwargs):
+        calls["cfr+"] += 1
+        return real_curve(*args, **kwargs)
+
+    def xdo(*args, **kwargs):
+        calls["xdo"] += 1
+        return real_xdo(*args, **kwargs)
+
+    monkeypatch.setattr(mod, "cfr_plus_curve", curve)
+    monkeypatch.setattr(mod, "xdo", xdo)
+    mod.main(["--games", "kuhn_poker", "--solvers", "cfr+", "--xdo", "lp-improving",
+              "--budget", "10", "--repeats", "2", "--thresholds", "1e-2"])
+    assert calls == {"cfr+": 2, "xdo": 2}
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in
+            capsys.readouterr().out.splitlines() if line.startswith("| ") and " s (" in line}
+    assert set(rows) == {"cfr+", "OpenSpiel C++ CFR+", "xdo, lp, improving (PSRO family)"}
+    alone = real_xdo("kuhn_poker", "lp", "improving", (1e-2,), 10)
+    assert f"({alone[1e-2][1]:,})" in rows["xdo, lp, improving (PSRO family)"]
+    sys.modules.pop("bench_tree_solvers", None)
