@@ -60,9 +60,9 @@ class RestrictedSolves:
         self._average: tuple[list[np.ndarray], int] | None = None
         """The last settled run's average, which the next run continues."""
 
-    def begin(self, allowed: list[np.ndarray], share: float) -> CompiledRun:
-        """The run of the restricted game ``allowed`` (each player's booleans by compact
-        sequence), which allows ``share`` of the game's actions."""
+    def begin(self, allowed: list[np.ndarray], share: float) -> None:
+        """Start :attr:`run` on the restricted game ``allowed`` (each player's booleans by
+        compact sequence), which allows ``share`` of the game's actions."""
         grew = share - self._share  # nan before the first: not settled
         self.settled = self.settled or (self.settled_variant is not None
                                         and grew < self.settle_growth)
@@ -73,7 +73,6 @@ class RestrictedSolves:
         if self.settled and self._average is not None:
             self.run.carry_average(self._average)
         self._share = share
-        return self.run
 
     def finish(self) -> list[np.ndarray]:
         """End the current run: keep its regrets (and, settled, its average) for the next;
