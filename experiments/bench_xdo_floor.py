@@ -81,8 +81,20 @@ For each game (2 CPUs, one process):
    exploitability over the whole game (the restricted game holds an equilibrium of the whole
    game, but not the opponent's deviations that punish its own other equilibria).
 
+10. where ``xdo_dcfr+``'s clock goes (``--parts split``): the tree double oracle ``xdo_dcfr+``
+    (``psro solve-tree --solver xdo_dcfr+``) run until its average crosses ``--threshold``,
+    its seconds split by phase (growing, CFR+ restricted solves, before the restricted game
+    settles; settled, DCFR+ ones after), with each phase's double-oracle and restricted
+    iterations, and by work: restricted iterations, restricted NashConv checks, cutting out
+    each restricted game (:func:`psro.extensive_form.compact.restrict`, with its run's start),
+    passes over the whole game (improving actions and whole-game checks) and the rest. Beside
+    it, DCFR+ from scratch on the restricted game it ended with, known in advance, and on the
+    whole game (measured as in part 9). The first minus the second is all a double oracle
+    ending on that restricted game can gain before it pays for growing it; the growing phase
+    is what it paid.
+
 ``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3), ``started`` (4), ``improving``
-(5), ``support`` (6), ``one_sided`` (7), ``pruned`` (8) and ``final`` (9).
+(5), ``support`` (6), ``one_sided`` (7), ``pruned`` (8), ``final`` (9) and ``split`` (10).
 Leduc with 13 ranks is the game string ``psro.bench.suites.LEDUC_13``.
 """
 
@@ -92,7 +104,8 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -111,6 +124,7 @@ from psro.extensive_form.compiled_cfr import CompiledRun, load_kernels  # noqa: 
 from psro.extensive_form.improving import improving_actions, prepared_players  # noqa: E402
 from psro.extensive_form.reached import live  # noqa: E402
 from psro.extensive_form.restricted_cfr import RestrictedCFR  # noqa: E402
+from psro.extensive_form.restricted_solves import RestrictedSolves  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
 from psro.extensive_form.sequence_lp import LP_METHODS, SequenceFormLP  # noqa: E402
 from psro.extensive_form.tree_double_oracle import TreeDoubleOracle  # noqa: E402
@@ -487,6 +501,85 @@ def _solve_cells(oracle: TreeDoubleOracle, allowed: list[np.ndarray], variant: s
     return [f"{run.t:,}, {seconds:.3g} s{reached}", f"{seconds / run.t * 1e3:.3g} ms"]
 
 
+SPLIT = {"restricted iterations": (CompiledRun, "run"),
+         "restricted checks": (CompiledRun, "nash_conv"),
+         "restricting": (RestrictedSolves, "begin"),
+         "whole-game passes": (TreeDoubleOracle, "measured")}
+"""Part 10: the work a double oracle's clock is split into, by the method that does it."""
+
+
+@contextmanager
+def clock_split(seconds: dict[str, float]) -> Iterator[dict[str, float]]:
+    """While inside, every call of a method of :data:`SPLIT` adds its seconds to ``seconds``
+    under its label (the methods are restored on leaving)."""
+    originals = {label: getattr(owner, name) for label, (owner, name) in SPLIT.items()}
+
+    def timed(label: str) -> Callable:
+        def call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return originals[label](*args, **kwargs)
+            finally:
+                seconds[label] += time.perf_counter() - start
+        return call
+
+    for label, (owner, name) in SPLIT.items():
+        setattr(owner, name, timed(label))
+    try:
+        yield seconds
+    finally:
+        for label, (owner, name) in SPLIT.items():
+            setattr(owner, name, originals[label])
+
+
+class SettledSplit(NamedTuple):
+    """Part 10's run of ``xdo_dcfr+``: its seconds to the threshold, its exploitability then,
+    each phase's (growing, then settled) seconds, double-oracle iterations and restricted
+    iterations, the seconds of each kind of work (:data:`SPLIT`) and the oracle."""
+
+    seconds: float
+    exploitability: float
+    phases: dict[str, list]
+    work: dict[str, float]
+    oracle: TreeDoubleOracle
+
+
+def settled_split(tree: SequenceFormGame, threshold: float, budget: float) -> SettledSplit:
+    """``xdo_dcfr+`` on ``tree`` until its average crosses ``threshold`` or ``budget`` seconds
+    pass, as :func:`~psro.extensive_form.tree_solvers.solve_tree` steps it, its clock split
+    (part 10)."""
+    oracle = TreeDoubleOracle(tree, variant="cfr+", settled_variant="dcfr+")
+    phases = {"growing": [0.0, 0, 0], "settled": [0.0, 0, 0]}
+    work, total, exploitability = dict.fromkeys(SPLIT, 0.0), 0.0, np.inf
+    with clock_split(work):
+        while exploitability > threshold and total < budget:
+            start, done = time.perf_counter(), oracle.restricted_iterations
+            exploitability = oracle.step(start + budget - total, threshold)
+            took = time.perf_counter() - start
+            total += took
+            phase = phases["settled" if oracle.settled else "growing"]
+            phase[0] += took
+            phase[1] += 1
+            phase[2] += oracle.restricted_iterations - done
+    return SettledSplit(total, exploitability, phases, work, oracle)
+
+
+def split_row(game: str, budget: float, threshold: float) -> None:
+    """Part 10: one game's row."""
+    run = settled_split(psro.game_tree(game), threshold, budget)
+    oracle = run.oracle
+    final, whole = oracle.allowed, [np.ones_like(a) for a in oracle.allowed]
+    phases = [f"{seconds:.3g} s ({steps}, {iterations:,})"
+              for seconds, steps, iterations in run.phases.values()]
+    work = " / ".join(f"{seconds:.3g}" for seconds in
+                      (*run.work.values(), run.seconds - sum(run.work.values())))
+    reference = [_solve_cells(oracle, allowed, "dcfr+", threshold, budget)[0]
+                 for allowed in (final, whole)]
+    print(f"| {game} | {run.seconds:.3g} s ({oracle.iterations}, {run.exploitability:.2g}) | "
+          f"{' | '.join(phases)} | {work} | {oracle.share():.0%}, "
+          f"{leaf_share(oracle, final):.0%} | {' | '.join(reference)} |", flush=True)
+
+
 def _exploitability(tree: SequenceFormGame, policies: list[np.ndarray]) -> float:
     plans = [tree.realization_plan(p, probs) for p, probs in enumerate(policies)]
     return exact_exploitability(tree, plans).exploitability
@@ -599,7 +692,8 @@ def started_table(args: argparse.Namespace, one_sided_lps: bool) -> None:
         lambda game: started(game, args.dcfr_iterations, args.budget, one_sided_lps))
 
 
-PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided", "pruned", "final")
+PARTS = ("floor", "cfr", "started", "improving", "support", "one_sided", "pruned", "final",
+         "split")
 
 
 def main() -> None:
@@ -637,6 +731,13 @@ def main() -> None:
     if "final" in args.parts:
         for game in args.games:
             final_restricted(game, args.budget, args.threshold)
+    if "split" in args.parts:
+        table(f"game | `xdo_dcfr+` to {args.threshold:g}: s (iterations, exploitability) | "
+              f"growing: s (iterations, restricted iterations) | settled: s (iterations, "
+              f"restricted iterations) | its seconds: " + " / ".join([*SPLIT, "other"]) +
+              " | its last restricted game: share of the actions, of the leaves | DCFR+ on "
+              f"it: iterations, s to {args.threshold:g} | DCFR+ on the whole game",
+              args.games, lambda game: split_row(game, args.budget, args.threshold))
 
 if __name__ == "__main__":
     main()

@@ -322,6 +322,43 @@ def test_final_restricted_solves_are_measured_over_the_whole_game():
         assert value <= 1e-2 if whole else run.t == 100
 
 
+def test_settled_split_times_the_run_solve_tree_makes(capsys):
+    """The xdo-floor benchmark's part 10 on Leduc: its timed ``xdo_dcfr+`` run takes the steps
+    of ``solve_tree``'s own (the same double-oracle and restricted iterations to 1e-3), ends at
+    OpenSpiel's exploitability of its policies (1e-9), settles on the way, splits its clock
+    into parts that are each positive and together no more than the whole, and leaves the
+    timed methods as they were; its printed row has a cell per column."""
+    import pyspiel
+    from open_spiel.python.algorithms import exploitability
+
+    from psro.extensive_form.compiled_cfr import CompiledRun
+    from psro.extensive_form.policies import TabularPolicy, to_openspiel
+    from psro.extensive_form.sequence_form import SequenceFormGame
+    from psro.extensive_form.tree_solvers import solve_tree
+
+    mod = importlib.import_module("bench_xdo_floor")
+    game = pyspiel.load_game("leduc_poker")
+    tree = SequenceFormGame(game, name="leduc_poker")
+    run_method = CompiledRun.run
+    split = mod.settled_split(tree, 1e-3, 30.0)
+    assert CompiledRun.run is run_method
+    plain = solve_tree(tree, "xdo_dcfr+", (1e-3,), 30.0)
+    oracle = split.oracle
+    assert plain.crossings[1e-3]["iterations"] == oracle.iterations
+    assert [sum(phase[k] for phase in split.phases.values()) for k in (1, 2)] == \
+        [oracle.iterations, oracle.restricted_iterations]
+    assert all(phase[1] > 0 for phase in split.phases.values())
+    policy = to_openspiel(tree, [TabularPolicy(p, probs)
+                                 for p, probs in enumerate(oracle.policies())])
+    assert split.exploitability == pytest.approx(exploitability.exploitability(game, policy),
+                                                 abs=1e-9)
+    assert split.exploitability <= 1e-3
+    assert all(seconds > 0 for seconds in split.work.values())
+    assert sum(split.work.values()) <= split.seconds
+    mod.split_row("leduc_poker", 30.0, 1e-3)
+    assert capsys.readouterr().out.strip().count("|") == 9
+
+
 @pytest.mark.parametrize("game_name, value", [("kuhn_poker", -1 / 18),
                                               ("leduc_poker", -0.0856064)])
 def test_one_sided_lps_on_an_equilibriums_support_give_an_equilibrium(game_name, value):
