@@ -32,6 +32,10 @@ def add_parser(sub) -> None:
                         help="xdo_cfr, xdo_pcfr, xdo_dcfr+: each restricted solve runs until its "
                              "restricted NashConv is at most this share of the last NashConv "
                              "over the whole game (in (0, 1]; default 0.3)")
+    parser.add_argument("--settle-growth", type=float, default=None, metavar="G",
+                        help="xdo_dcfr+: its restricted game has settled, and its restricted "
+                             "solves run DCFR+, once an iteration grows it by less than this "
+                             "share of the game's actions (in [0, 1]; default 0.03)")
     parser.add_argument("--max-nodes", type=int, default=2_000_000,
                         help="largest tree walked (default 2,000,000)")
     parser.add_argument("--out", metavar="FILE",
@@ -47,6 +51,9 @@ def _checked(args, solvers: tuple[str, ...]) -> tuple[float, ...]:
                        f"{args.time_budget:g}")
     if args.cfr_share is not None and not 0 < args.cfr_share <= 1:
         raise CliError(f"--cfr-share must be a number in (0, 1]; got {args.cfr_share:g}")
+    if args.settle_growth is not None and not 0 <= args.settle_growth <= 1:
+        raise CliError(f"--settle-growth must be a number in [0, 1]; got "
+                       f"{args.settle_growth:g}")
     if args.max_nodes < 1:
         raise CliError(f"--max-nodes must be a positive integer; got {args.max_nodes}")
     unknown = [s for s in args.solver or () if s not in solvers]
@@ -110,9 +117,11 @@ def run(args) -> int:
     header = " | ".join(f"to {t:g}" for t in sorted(thresholds, reverse=True))
     print(f"solver | {header} | final exploitability | iterations | stopped")
     results = []
-    share = {} if args.cfr_share is None else {"cfr_share": args.cfr_share}  # else the default
+    options = {name: value for name, value in (("cfr_share", args.cfr_share),
+                                               ("settle_growth", args.settle_growth))
+               if value is not None}  # else the defaults
     for name in solvers:
-        result = solve_tree(tree, name, thresholds, args.time_budget, **share)
+        result = solve_tree(tree, name, thresholds, args.time_budget, **options)
         results.append(result)
         cells = " | ".join(_crossing(result.crossings.get(t))
                            for t in sorted(thresholds, reverse=True))

@@ -33,6 +33,7 @@ import numpy as np
 
 from psro.backends.threads import one_blas_thread
 from psro.evaluation.exploitability import exact_exploitability
+from psro.extensive_form.restricted_solves import SETTLE_GROWTH
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import LinearProgramTimeout, SequenceFormLP, lp_applies
 from psro.extensive_form.tabular_cfr import VARIANTS, TabularCFR
@@ -84,15 +85,19 @@ class TreeSolve:
 @one_blas_thread()  # matrix-vector products: see psro.backends.threads
 def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...] = (1e-3,),
                time_budget_s: float = 60.0, max_iterations: int | None = None,
-               cfr_share: float = CFR_SHARE) -> TreeSolve:
+               cfr_share: float = CFR_SHARE, settle_growth: float = SETTLE_GROWTH) -> TreeSolve:
     """Run ``solver`` (a name of :data:`TREE_SOLVERS`) on ``tree`` until every threshold is
     crossed, ``time_budget_s`` solver seconds pass or ``max_iterations`` iterations ran (for
     ``xdo``, also when its restricted game is complete). An LP, the whole game's or ``xdo``'s
     restricted one, gets the seconds left as HiGHS's time limit, so that no solver runs much
     past the budget. ``cfr_share``: the CFR-family double oracles
-    :attr:`~psro.extensive_form.tree_double_oracle.TreeDoubleOracle.cfr_share`. ``ValueError``
-    for an unknown solver, an LP or ``xdo`` on a game that is not two-player zero-sum, or a
-    ``cfr_share`` outside (0, 1]."""
+    :attr:`~psro.extensive_form.tree_double_oracle.TreeDoubleOracle.cfr_share`;
+    ``settle_growth``: ``xdo_dcfr+``'s (the share of the game's actions by which its restricted
+    game grows, at most, once settled:
+    :class:`~psro.extensive_form.restricted_solves.RestrictedSolves`). ``ValueError`` for an
+    unknown solver, an LP or ``xdo`` on a game that is not two-player zero-sum, or (for a
+    double oracle that takes it) a ``cfr_share`` outside (0, 1] or a ``settle_growth`` outside
+    [0, 1]."""
     if solver not in TREE_SOLVERS:
         raise ValueError(f"unknown tree solver {solver!r}; accepted: {', '.join(TREE_SOLVERS)}")
     thresholds = tuple(sorted(thresholds, reverse=True))
@@ -101,9 +106,11 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
         raise ValueError(f"solver {solver!r} needs a two-player zero-sum game; {tree.name!r} "
                          f"is not one (the CFR family solves any game)")
     if solver in DOUBLE_ORACLES:
+        options = DOUBLE_ORACLES[solver]
+        settling = {"settle_growth": settle_growth} if "settled_variant" in options else {}
         return _double_oracle(tree, result, thresholds, time_budget_s, max_iterations,
-                              TreeDoubleOracle(tree, **DOUBLE_ORACLES[solver],
-                                               cfr_share=cfr_share))
+                              TreeDoubleOracle(tree, **options, cfr_share=cfr_share,
+                                               **settling))
     if solver in LP_SOLVERS:
         lp = SequenceFormLP(tree)
         start = time.perf_counter()

@@ -292,3 +292,21 @@ def test_the_command_passes_the_cfr_share_on(capsys):
                             **({} if share is None else {"cfr_share": share}))
         assert f"({solved.crossings[1e-4]['iterations']:,} it)" in rows[share]
     assert rows[None].split("(")[1] != rows[0.8].split("(")[1]
+
+
+def test_the_command_passes_the_settle_growth_on(capsys):
+    """``--settle-growth`` reaches ``xdo_dcfr+``: its iterations to 1e-3 and 1e-4 on Leduc are
+    those of ``solve_tree`` with that settle growth (1: settled from the second restricted game
+    on), which differ from the default's."""
+    tree = TREES["leduc_poker"]
+    rows = {}
+    for growth in (None, 1.0):
+        extra = [] if growth is None else ["--settle-growth", str(growth)]
+        assert main(["solve-tree", "leduc_poker", "--solver", "xdo_dcfr+", "--thresholds",
+                     "1e-3,1e-4", *extra]) == 0
+        rows[growth] = capsys.readouterr().out.splitlines()[2]
+        solved = solve_tree(tree, "xdo_dcfr+", (1e-3, 1e-4),
+                            **({} if growth is None else {"settle_growth": growth}))
+        for threshold in (1e-3, 1e-4):
+            assert f"({solved.crossings[threshold]['iterations']:,} it)" in rows[growth]
+    assert rows[None].split(" | ")[1:3] != rows[1.0].split(" | ")[1:3]

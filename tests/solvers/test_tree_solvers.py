@@ -16,6 +16,7 @@ from test_tabular_cfr import _openspiel_policy
 from psro.cli import main
 from psro.extensive_form.reached import live
 from psro.extensive_form.restricted_cfr import restricted_nash_conv
+from psro.extensive_form.restricted_solves import SETTLE_GROWTH
 from psro.extensive_form.sequence_form import SequenceFormGame
 from psro.extensive_form.sequence_lp import (
     LP_METHODS,
@@ -255,6 +256,12 @@ def test_the_command_prints_a_row_per_solver_and_writes_the_curves(tmp_path, cap
     (["kuhn_poker", "--cfr-share", "0"], "--cfr-share must be a number in (0, 1]; got 0"),
     (["kuhn_poker", "--cfr-share", "1.5"], "--cfr-share must be a number in (0, 1]; got 1.5"),
     (["kuhn_poker", "--cfr-share", "nan"], "--cfr-share must be a number in (0, 1]; got nan"),
+    (["kuhn_poker", "--settle-growth", "-0.1"],
+     "--settle-growth must be a number in [0, 1]; got -0.1"),
+    (["kuhn_poker", "--settle-growth", "1.5"],
+     "--settle-growth must be a number in [0, 1]; got 1.5"),
+    (["kuhn_poker", "--settle-growth", "nan"],
+     "--settle-growth must be a number in [0, 1]; got nan"),
 ])
 def test_bad_input_is_one_line(args, said, capsys):
     assert main(["solve-tree", *args]) == 2
@@ -264,9 +271,11 @@ def test_bad_input_is_one_line(args, said, capsys):
 
 def test_the_help_states_the_default_share_and_names_every_double_oracle(capsys):
     """``psro solve-tree --help`` is written apart from the solvers (the parser does not load
-    them): its default ``--cfr-share`` is ``CFR_SHARE`` and it names every double oracle."""
+    them): its default ``--cfr-share`` is ``CFR_SHARE``, its default ``--settle-growth``
+    ``SETTLE_GROWTH``, and it names every double oracle."""
     assert main(["solve-tree", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"default {CFR_SHARE:g})" in out
+    assert f"(in (0, 1]; default {CFR_SHARE:g})" in out
+    assert f"(in [0, 1]; default {SETTLE_GROWTH:g})" in out
     for name in DOUBLE_ORACLES:
         assert name in out
