@@ -89,9 +89,9 @@ For each game (2 CPUs, one process):
     each restricted game (:func:`psro.extensive_form.compact.restrict`, with its run's start),
     passes over the whole game (improving actions and whole-game checks) and the rest. Beside
     it, DCFR+ from scratch on the restricted game it ended with, known in advance, and on the
-    whole game (measured as in part 9). The first minus the second is all a double oracle
-    ending on that restricted game can gain before it pays for growing it; the growing phase
-    is what it paid.
+    whole game (measured as in part 9). The second minus the first is all a double oracle
+    ending on that restricted game can gain; what ``xdo_dcfr+`` pays for it is its growing
+    phase and its settled phase's work besides the restricted iterations.
 
 ``--parts`` chooses among ``floor`` (1 and 2), ``cfr`` (3), ``started`` (4), ``improving``
 (5), ``support`` (6), ``one_sided`` (7), ``pruned`` (8), ``final`` (9) and ``split`` (10).

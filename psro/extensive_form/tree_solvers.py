@@ -92,9 +92,9 @@ def solve_tree(tree: SequenceFormGame, solver: str, thresholds: tuple[float, ...
     restricted one, gets the seconds left as HiGHS's time limit, so that no solver runs much
     past the budget. ``cfr_share``: the CFR-family double oracles
     :attr:`~psro.extensive_form.tree_double_oracle.TreeDoubleOracle.cfr_share`;
-    ``settle_growth``: ``xdo_dcfr+``'s (the share of the game's actions by which its restricted
-    game grows, at most, once settled:
-    :class:`~psro.extensive_form.restricted_solves.RestrictedSolves`). ``ValueError`` for an
+    ``settle_growth``: ``xdo_dcfr+``'s restricted game has settled once an iteration grows it
+    by less than this share of the game's actions
+    (:class:`~psro.extensive_form.restricted_solves.RestrictedSolves`). ``ValueError`` for an
     unknown solver, an LP or ``xdo`` on a game that is not two-player zero-sum, or (for a
     double oracle that takes it) a ``cfr_share`` outside (0, 1] or a ``settle_growth`` outside
     [0, 1]."""
