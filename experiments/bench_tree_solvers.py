@@ -12,7 +12,9 @@ Run: ``python experiments/bench_tree_solvers.py [--games leduc_poker liars_dice 
 lp_ipm dcfr --xdo lp-responses lp-improving --skip-openspiel`` for the rows the restricted LP
 decides; ``--xdo`` alone: no ``xdo`` row; ``--cfr-shares 0.3 0.4``: rows of the CFR-family
 double oracles (``xdo_cfr``, ``xdo_pcfr``, ``xdo_dcfr+``) at each of these ``cfr_share`` values,
-where each restricted solve stops, instead of the default's; ``--repeats N``: every row measured
+where each restricted solve stops, instead of the default's; ``--settle-growths 0.03 1``:
+rows of ``xdo_dcfr+`` at each of these ``settle_growth`` values, below which an iteration's
+growth settles its restricted game; ``--repeats N``: every row measured
 N times (the tree solvers' in turn, OpenSpiel's CFR+ and each ``xdo`` row one run after
 another), each cell the median, its iterations the same every time). Each method gets
 ``--budget`` seconds per game; ``-`` marks a threshold it did not reach. Times are each method's
@@ -39,6 +41,7 @@ import psro  # noqa: E402
 from psro.bench.references import cfr_plus_curve  # noqa: E402
 from psro.config import XDO_EXPANSIONS, XDO_SOLVERS  # noqa: E402
 from psro.extensive_form.compiled_cfr import load_kernels  # noqa: E402
+from psro.extensive_form.restricted_solves import SETTLE_GROWTH  # noqa: E402
 from psro.extensive_form.sequence_form import SequenceFormGame  # noqa: E402
 from psro.extensive_form.tree_double_oracle import CFR_SHARE  # noqa: E402
 from psro.extensive_form.tree_solvers import (  # noqa: E402
@@ -86,10 +89,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--xdo", nargs="*", choices=[_name(*m, "-") for m in XDO_METHODS],
                         default=[_name(*m, "-") for m in XDO_METHODS])
     parser.add_argument("--cfr-shares", nargs="+", type=float, metavar="SHARE")
+    parser.add_argument("--settle-growths", nargs="+", type=float, metavar="GROWTH")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)
     if not all(0 < share <= 1 for share in args.cfr_shares or ()):
         parser.error(f"--cfr-shares must be numbers in (0, 1]; got {args.cfr_shares}")
+    if not all(0 <= growth <= 1 for growth in args.settle_growths or ()):
+        parser.error(f"--settle-growths must be numbers in [0, 1]; got {args.settle_growths}")
     if args.repeats < 1:
         parser.error(f"--repeats must be a positive integer; got {args.repeats}")
     thresholds = tuple(float(t) for t in args.thresholds.split(","))
@@ -126,19 +132,26 @@ def _median(runs: list[dict], thresholds: tuple[float, ...]) -> dict:
 
 def _solver_rows(tree: SequenceFormGame, solvers: list[str], thresholds: tuple[float, ...],
                  args: argparse.Namespace) -> None:
-    """The tree solvers' rows (the CFR-family double oracles once per ``--cfr-shares`` value),
-    each measured ``--repeats`` times in turn: the median seconds of each crossing."""
+    """The tree solvers' rows (the CFR-family double oracles once per ``--cfr-shares`` value,
+    ``xdo_dcfr+`` once per ``--settle-growths`` value too), each measured ``--repeats`` times in
+    turn: the median seconds of each crossing."""
     swept = {solver for solver, options in DOUBLE_ORACLES.items() if "variant" in options}
-    shares = args.cfr_shares or [CFR_SHARE]
-    methods = [(solver, share) for solver in solvers
-               for share in (shares if solver in swept else [CFR_SHARE])]
-    found: dict[tuple[str, float], list[dict]] = {method: [] for method in methods}
+    settling = {solver for solver, options in DOUBLE_ORACLES.items()
+                if "settled_variant" in options}
+    shares, growths = args.cfr_shares or [CFR_SHARE], args.settle_growths or [SETTLE_GROWTH]
+    methods = [(solver, share, growth) for solver in solvers
+               for share in (shares if solver in swept else [CFR_SHARE])
+               for growth in (growths if solver in settling else [SETTLE_GROWTH])]
+    found: dict[tuple[str, float, float], list[dict]] = {method: [] for method in methods}
     for _ in range(args.repeats):
-        for solver, share in methods:
-            solved = solve_tree(tree, solver, thresholds, args.budget, cfr_share=share)
-            found[solver, share].append(solved.crossings)
-    for (solver, share), runs in found.items():
+        for solver, share, growth in methods:
+            solved = solve_tree(tree, solver, thresholds, args.budget, cfr_share=share,
+                                settle_growth=growth)
+            found[solver, share, growth].append(solved.crossings)
+    for (solver, share, growth), runs in found.items():
         label = f"{solver}, share {share:g}" if args.cfr_shares and solver in swept else solver
+        if args.settle_growths and solver in settling:
+            label += f", settle growth {growth:g}"
         label += " (PSRO family)" if solver in DOUBLE_ORACLES else ""
         _row(label, _median([{t: (c["seconds"], c["iterations"]) for t, c in run.items()}
                              for run in runs], thresholds), thresholds)

@@ -477,6 +477,39 @@ def test_tree_solver_rows_at_several_shares_are_those_of_each_share(capsys):
     sys.modules.pop("bench_tree_solvers", None)
 
 
+def test_tree_solver_rows_at_several_settle_growths_are_those_of_each(capsys):
+    """``bench_tree_solvers.py --settle-growths 0.03 1 --cfr-shares 0.3``: one ``xdo_dcfr+``
+    row per settle growth (and share), whose iterations to each threshold are those of
+    ``solve_tree`` with that growth; ``xdo_cfr``, which does not settle, one row."""
+    import psro
+    from psro.extensive_form.tree_solvers import solve_tree
+
+    mod = importlib.import_module("bench_tree_solvers")
+    mod.main(["--games", "leduc_poker", "--solvers", "xdo_cfr", "xdo_dcfr+", "--settle-growths",
+              "0.03", "1", "--cfr-shares", "0.3", "--xdo", "--skip-openspiel", "--budget", "10",
+              "--thresholds", "1e-3,1e-4"])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in
+            capsys.readouterr().out.splitlines() if line.startswith("| ") and " s (" in line}
+    tree = psro.game_tree("leduc_poker")
+    expected = {"xdo_cfr, share 0.3 (PSRO family)": solve_tree(tree, "xdo_cfr", (1e-3, 1e-4))}
+    for growth in (0.03, 1.0):
+        expected[f"xdo_dcfr+, share 0.3, settle growth {growth:g} (PSRO family)"] = solve_tree(
+            tree, "xdo_dcfr+", (1e-3, 1e-4), settle_growth=growth)
+    assert set(rows) == set(expected)
+    for label, solved in expected.items():
+        cells = rows[label].split(" | ")[1:]
+        for cell, threshold in zip(cells, (1e-3, 1e-4), strict=True):
+            assert f"({solved.crossings[threshold]['iterations']:,})" in cell
+    iterations = [[cell.split("(")[1] for cell in rows[
+        f"xdo_dcfr+, share 0.3, settle growth {growth} (PSRO family)"].split(" | ")[1:]]
+        for growth in ("0.03", "1")]
+    assert iterations[0] != iterations[1]
+    with pytest.raises(SystemExit):
+        mod.main(["--games", "leduc_poker", "--settle-growths", "1.5"])
+    assert "--settle-growths must be numbers in [0, 1]" in capsys.readouterr().err
+    sys.modules.pop("bench_tree_solvers", None)
+
+
 def test_repeats_measure_the_openspiel_and_xdo_rows_as_often(capsys, monkeypatch):
     """``--repeats 2`` runs OpenSpiel's CFR+ and each ``xdo`` row twice too (each call the real
     one) and prints one row each, whose iterations are those of one run alone."""
