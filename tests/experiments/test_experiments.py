@@ -451,6 +451,23 @@ def test_restricted_cfr_iterations_are_weighted_by_the_leaves_both_players_reach
     assert 0 < infosets < sum(m.metadata["cfr_iterations"] for m in solved)
 
 
+def _bench_rows_match(capsys, argv: list[str], expected: dict, thresholds: tuple) -> dict:
+    """Run ``bench_tree_solvers.py`` with ``argv`` on Leduc and check that its rows are
+    ``expected``'s labels, each row's iterations to each threshold those of its ``solve_tree``
+    result; returns the rows by label."""
+    mod = importlib.import_module("bench_tree_solvers")
+    mod.main(["--games", "leduc_poker", "--xdo", "--skip-openspiel", "--budget", "10",
+              "--thresholds", ",".join(f"{t:g}" for t in thresholds), *argv])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in
+            capsys.readouterr().out.splitlines() if line.startswith("| ") and " s (" in line}
+    assert set(rows) == set(expected)
+    for label, solved in expected.items():
+        cells = rows[label].split(" | ")[1:]
+        for cell, threshold in zip(cells, thresholds, strict=True):
+            assert f"({solved.crossings[threshold]['iterations']:,})" in cell
+    return rows
+
+
 def test_tree_solver_rows_at_several_shares_are_those_of_each_share(capsys):
     """``bench_tree_solvers.py --cfr-shares 0.2 0.9 --repeats 2``: one ``xdo_cfr`` row per share,
     whose iterations to each threshold are those of ``solve_tree`` with that share, and the
@@ -458,54 +475,38 @@ def test_tree_solver_rows_at_several_shares_are_those_of_each_share(capsys):
     import psro
     from psro.extensive_form.tree_solvers import solve_tree
 
-    mod = importlib.import_module("bench_tree_solvers")
-    mod.main(["--games", "leduc_poker", "--solvers", "dcfr+", "xdo_cfr", "--cfr-shares", "0.2",
-              "0.9", "--xdo", "--skip-openspiel", "--budget", "10", "--repeats", "2",
-              "--thresholds", "1e-2,1e-3"])
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in
-            capsys.readouterr().out.splitlines() if line.startswith("| ") and " s (" in line}
-    tree = psro.game_tree("leduc_poker")
-    expected = {"dcfr+": solve_tree(tree, "dcfr+", (1e-2, 1e-3))}
+    tree, thresholds = psro.game_tree("leduc_poker"), (1e-2, 1e-3)
+    expected = {"dcfr+": solve_tree(tree, "dcfr+", thresholds)}
     for share in (0.2, 0.9):
         expected[f"xdo_cfr, share {share:g} (PSRO family)"] = solve_tree(
-            tree, "xdo_cfr", (1e-2, 1e-3), cfr_share=share)
-    assert set(rows) == set(expected)
-    for label, solved in expected.items():
-        cells = rows[label].split(" | ")[1:]
-        for cell, threshold in zip(cells, (1e-2, 1e-3), strict=True):
-            assert f"({solved.crossings[threshold]['iterations']:,})" in cell
+            tree, "xdo_cfr", thresholds, cfr_share=share)
+    _bench_rows_match(capsys, ["--solvers", "dcfr+", "xdo_cfr", "--cfr-shares", "0.2", "0.9",
+                               "--repeats", "2"], expected, thresholds)
     sys.modules.pop("bench_tree_solvers", None)
 
 
 def test_tree_solver_rows_at_several_settle_growths_are_those_of_each(capsys):
     """``bench_tree_solvers.py --settle-growths 0.03 1 --cfr-shares 0.3``: one ``xdo_dcfr+``
     row per settle growth (and share), whose iterations to each threshold are those of
-    ``solve_tree`` with that growth; ``xdo_cfr``, which does not settle, one row."""
+    ``solve_tree`` with that growth, and differ; ``xdo_cfr``, which does not settle, one row;
+    a growth outside [0, 1] refused."""
     import psro
     from psro.extensive_form.tree_solvers import solve_tree
 
-    mod = importlib.import_module("bench_tree_solvers")
-    mod.main(["--games", "leduc_poker", "--solvers", "xdo_cfr", "xdo_dcfr+", "--settle-growths",
-              "0.03", "1", "--cfr-shares", "0.3", "--xdo", "--skip-openspiel", "--budget", "10",
-              "--thresholds", "1e-3,1e-4"])
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in
-            capsys.readouterr().out.splitlines() if line.startswith("| ") and " s (" in line}
-    tree = psro.game_tree("leduc_poker")
-    expected = {"xdo_cfr, share 0.3 (PSRO family)": solve_tree(tree, "xdo_cfr", (1e-3, 1e-4))}
+    tree, thresholds = psro.game_tree("leduc_poker"), (1e-3, 1e-4)
+    expected = {"xdo_cfr, share 0.3 (PSRO family)": solve_tree(tree, "xdo_cfr", thresholds)}
     for growth in (0.03, 1.0):
         expected[f"xdo_dcfr+, share 0.3, settle growth {growth:g} (PSRO family)"] = solve_tree(
-            tree, "xdo_dcfr+", (1e-3, 1e-4), settle_growth=growth)
-    assert set(rows) == set(expected)
-    for label, solved in expected.items():
-        cells = rows[label].split(" | ")[1:]
-        for cell, threshold in zip(cells, (1e-3, 1e-4), strict=True):
-            assert f"({solved.crossings[threshold]['iterations']:,})" in cell
+            tree, "xdo_dcfr+", thresholds, settle_growth=growth)
+    rows = _bench_rows_match(capsys, ["--solvers", "xdo_cfr", "xdo_dcfr+", "--settle-growths",
+                                      "0.03", "1", "--cfr-shares", "0.3"], expected, thresholds)
     iterations = [[cell.split("(")[1] for cell in rows[
         f"xdo_dcfr+, share 0.3, settle growth {growth} (PSRO family)"].split(" | ")[1:]]
         for growth in ("0.03", "1")]
     assert iterations[0] != iterations[1]
     with pytest.raises(SystemExit):
-        mod.main(["--games", "leduc_poker", "--settle-growths", "1.5"])
+        importlib.import_module("bench_tree_solvers").main(
+            ["--games", "leduc_poker", "--settle-growths", "1.5"])
     assert "--settle-growths must be numbers in [0, 1]" in capsys.readouterr().err
     sys.modules.pop("bench_tree_solvers", None)
 
