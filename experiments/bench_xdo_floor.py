@@ -416,8 +416,7 @@ def whole_exploitability(oracle: TreeDoubleOracle, run: CompiledRun,
     :meth:`TreeDoubleOracle.measured` (its plans completed by best play within the restricted
     game where they do not reach, each player's best-response gain over the whole game,
     summed), over 2."""
-    raw = [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
-    return oracle.measured(raw, allowed)[0] / 2
+    return oracle.measured(run.average_plans_on_tree(), allowed)[0] / 2
 
 
 def restricted_solve(oracle: TreeDoubleOracle, allowed: list[np.ndarray], variant: str,

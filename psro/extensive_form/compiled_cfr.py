@@ -93,6 +93,11 @@ class CompiledRun:
         out[self.game.players[player].sequences] = values
         return out
 
+    def average_plans_on_tree(self) -> list[np.ndarray]:
+        """Each player's :meth:`average_plans` by the tree's sequences (0 off the compact
+        part)."""
+        return [self.on_tree(p, plan) for p, plan in enumerate(self.average_plans())]
+
     def average_on_tree(self) -> tuple[list[np.ndarray], int]:
         """The run's average as :meth:`carry_average` takes it: each player's weighted sum of
         its iterates' plans by the tree's sequences (0 off the compact part), and ``t``."""

@@ -82,7 +82,7 @@ class RestrictedSolves:
         if self.settled:
             self._average = run.average_on_tree()
         self.run = None
-        return [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
+        return run.average_plans_on_tree()
 
 
 __all__ = ["SETTLE_GROWTH", "RestrictedSolves"]

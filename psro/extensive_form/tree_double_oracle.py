@@ -221,7 +221,7 @@ class TreeDoubleOracle:
             if restricted <= self._target or time.perf_counter() >= deadline:
                 break
             if restricted <= 2 * stop_below:
-                raw = [run.on_tree(p, plan) for p, plan in enumerate(run.average_plans())]
+                raw = run.average_plans_on_tree()
                 checked = self.measured(raw)
                 if checked[0] / 2 <= stop_below:
                     break
